@@ -1,0 +1,31 @@
+/**
+ * Scenario (a case): the request and response shapes.
+ */
+import { t } from 'elysia'
+import { Type } from '@sinclair/typebox'
+import { Timestamp, Uuid } from './common'
+
+/** POST /v1/scenarios body. */
+export const ScenarioCreate = t.Object({
+  name: t.String({ minLength: 1, maxLength: 500, description: 'Must contain a non-whitespace character.' }),
+  external_ref: t.Optional(t.String({ minLength: 1, maxLength: 255, description: "The caller's own reference." })),
+  vertical: t.Optional(t.String({ maxLength: 64, description: 'A key of GET /v1/verticals; absent means the default entry.' })),
+})
+
+/** A scenario as every endpoint returns it. */
+export const Scenario = t.Object({
+  id: Uuid,
+  name: t.String(),
+  external_ref: t.Optional(t.String()),
+  status: t.String({ description: 'created on creation' }),
+  vertical: t.Optional(t.String()),
+  created_at: Timestamp,
+  updated_at: Timestamp,
+})
+
+/** GET /v1/scenarios query: the page query plus an exact external_ref filter. */
+export const ScenarioListQuery = Type.Object({
+  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200, default: 50 })),
+  cursor: Type.Optional(Type.String({ maxLength: 512 })),
+  external_ref: Type.Optional(Type.String({ minLength: 1, maxLength: 255 })),
+})

@@ -1,0 +1,99 @@
+/**
+ * Authorization: every route declares who may call it (an AccessRule) through the `access` macro.
+ * The rule is also written into the route's OpenAPI operation as `x-svc-access`, so the document is
+ * the authorization table and a test can walk it.
+ */
+import { Elysia } from 'elysia'
+import { ProblemError, problems } from '../http/problem'
+import { problemResponses } from '../http/docs'
+import type { Authenticator, Principal, Role, Scope } from './principal'
+
+/** Who may call a route. Absent members allow nobody of that kind. */
+export interface AccessRule {
+  /** No credential needed (health, the OpenAPI document). */
+  public?: true
+  /** Workspace users with one of these roles. */
+  roles?: readonly Role[]
+  /** API keys holding at least one of these scopes. */
+  scopes?: readonly Scope[]
+  /** A human-only surface: API keys are refused whatever their scopes. */
+  humanOnly?: true
+  /** Platform operators (JWT subjects of SVC_OPERATOR_SUBJECTS). */
+  operator?: true
+  /** Embed sessions, for GETs on their bound case (the route names the case in `scenarioId`). */
+  embed?: true
+}
+
+/** Every role, for read routes open to all members. */
+export const ANY_ROLE: readonly Role[] = ['admin', 'reviewer', 'underwriter', 'viewer']
+/** Roles that change cases. */
+export const CASE_WRITERS: readonly Role[] = ['admin', 'reviewer', 'underwriter']
+
+/** Refuses a principal that the rule does not admit; returns normally otherwise. */
+export function authorize(rule: AccessRule, p: Principal, request: { method: string; scenarioId?: string }): void {
+  if (p.kind !== 'operator' && p.tenantStatus !== 'active') {
+    throw new ProblemError('tenant_suspended', 'This workspace is suspended.')
+  }
+  switch (p.kind) {
+    case 'operator':
+      if (rule.operator) return
+      break
+    case 'user':
+      if (rule.roles?.includes(p.role) || (rule.operator && p.operator)) return
+      break
+    case 'api_key':
+      if (rule.humanOnly) throw problems.forbidden('API keys cannot use this human-only surface.')
+      if (rule.scopes?.some((s) => p.scopes.includes(s))) return
+      break
+    case 'embed':
+      // An embed session reads its own case only; anything else looks like it does not exist.
+      if (rule.embed && request.method === 'GET') {
+        if (request.scenarioId === p.scenarioId) return
+        throw problems.notFound()
+      }
+      break
+  }
+  throw problems.forbidden()
+}
+
+/** The workspace a principal acts in; operators without a membership have none (403). */
+export function tenantOf(p: Principal): string {
+  if (p.kind === 'operator') throw problems.forbidden('This operation needs a workspace credential.')
+  return p.tenantId
+}
+
+const describeRule = (rule: AccessRule) => ({
+  public: rule.public ?? false,
+  roles: rule.roles ?? [],
+  scopes: rule.humanOnly ? [] : rule.scopes ?? [],
+  human_only: rule.humanOnly ?? false,
+  operator: rule.operator ?? false,
+  embed: rule.embed ?? false,
+})
+
+
+/** OpenAPI annotations of a rule: the access table entry, security and the auth problems. */
+function accessDetail(rule: AccessRule): DocumentDetail {
+  return {
+    'x-svc-access': describeRule(rule),
+    ...(rule.public ? {} : { security: [{ bearer: [] }] }),
+    responses: problemResponses(rule.public ? ['internal'] : ['unauthorized', 'forbidden', 'tenant_suspended', 'not_admitted', 'internal', 'unavailable']),
+  } as DocumentDetail
+}
+
+type DocumentDetail = NonNullable<Parameters<Elysia['get']>[2]> extends { detail?: infer D } ? D : never
+
+/** The `access` macro: authenticates, authorizes and exposes `principal` to the handler. */
+export function accessControl(authenticate: Authenticator) {
+  return new Elysia({ name: 'access-control' }).macro({
+    access: (rule: AccessRule) => ({
+      detail: accessDetail(rule),
+      async resolve({ request, params }) {
+        if (rule.public) return { principal: undefined as unknown as Principal }
+        const principal = await authenticate(request.headers.get('authorization'))
+        authorize(rule, principal, { method: request.method, scenarioId: (params as Record<string, string | undefined>)?.scenarioId })
+        return { principal }
+      },
+    }),
+  })
+}

@@ -1,0 +1,57 @@
+/**
+ * User access tokens: JWTs of the one configured issuer, verified with `jose` against the JWKS named
+ * by the issuer's discovery document (fetched once; jose refreshes the key set on an unknown kid).
+ * ID tokens (carrying at_hash or nonce) are refused. Exactly sub, iss and the organization claim are read.
+ */
+import { createRemoteJWKSet, jwtVerify, errors as joseErrors } from 'jose'
+import { ProblemError } from '../http/problem'
+
+/** The claims the service reads from an access token. */
+export interface TokenClaims { sub: string; organization: string | undefined }
+
+/** Verifies a bearer JWT; null for any invalid token, 503 when the issuer cannot be reached. */
+export type TokenVerifier = (token: string) => Promise<TokenClaims | null>
+
+const ALGORITHMS = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA']
+
+/** Creates the verifier for `issuer`; `orgClaim` names the organization claim. */
+export function createTokenVerifier(issuer: string, orgClaim: string): TokenVerifier {
+  let keySet: ReturnType<typeof createRemoteJWKSet> | undefined
+  let discovering: Promise<ReturnType<typeof createRemoteJWKSet>> | undefined
+
+  const discover = async () => {
+    const res = await fetch(`${issuer}/.well-known/openid-configuration`, { signal: AbortSignal.timeout(5000) })
+    if (!res.ok) throw new Error(`discovery answered ${res.status}`)
+    const doc = (await res.json()) as { issuer?: string; jwks_uri?: string }
+    if (doc.issuer?.replace(/\/+$/, '') !== issuer || !doc.jwks_uri) throw new Error('discovery document does not match the issuer')
+    return createRemoteJWKSet(new URL(doc.jwks_uri), { timeoutDuration: 5000, cooldownDuration: 30_000 })
+  }
+
+  const keys = async () => {
+    if (keySet) return keySet
+    discovering ??= discover().finally(() => { discovering = undefined })
+    keySet = await discovering
+    return keySet
+  }
+
+  return async (token) => {
+    let jwks: ReturnType<typeof createRemoteJWKSet>
+    try {
+      jwks = await keys()
+    } catch {
+      throw new ProblemError('unavailable', 'The identity provider cannot be reached.', { retryAfterSeconds: 5 })
+    }
+    try {
+      const { payload } = await jwtVerify(token, jwks, { issuer, algorithms: ALGORITHMS, requiredClaims: ['sub', 'exp'] })
+      if ('at_hash' in payload || 'nonce' in payload) return null
+      if (typeof payload.sub !== 'string' || payload.sub === '') return null
+      const org = payload[orgClaim]
+      return { sub: payload.sub, organization: typeof org === 'string' ? org : undefined }
+    } catch (e) {
+      if (e instanceof joseErrors.JWKSTimeout) {
+        throw new ProblemError('unavailable', 'The identity provider cannot be reached.', { retryAfterSeconds: 5 })
+      }
+      return null
+    }
+  }
+}

@@ -1,0 +1,113 @@
+/**
+ * Who is calling: the credential of `Authorization: Bearer` resolved to a principal. Every way a
+ * credential can fail (absent, garbage, bad signature, expired, unknown subject or key, wrong
+ * organization, revoked) ends in the same 401.
+ */
+import type { Sql } from '../db/connect'
+import { problems, ProblemError } from '../http/problem'
+import { hashApiKey, isWellFormedApiKey, looksLikeApiKey, type KeyEnvironment } from './api-key-format'
+import type { TokenVerifier } from './oidc'
+
+/** Workspace roles, most to least powerful. */
+export const ROLES = ['admin', 'reviewer', 'underwriter', 'viewer'] as const
+export type Role = (typeof ROLES)[number]
+
+/** API-key scopes of the operating contract. */
+export const SCOPES = [
+  'scenarios:read', 'scenarios:write', 'question_sets:read', 'question_sets:write',
+  'settings:write', 'notifications:write', 'embed:mint',
+] as const
+export type Scope = (typeof SCOPES)[number]
+
+/** Workspace state carried by every workspace principal. */
+interface InWorkspace { tenantId: string; tenantStatus: 'active' | 'suspended' }
+
+/** A resolved caller. */
+export type Principal =
+  | (InWorkspace & { kind: 'user'; userId: string; sub: string; role: Role; operator: boolean })
+  | (InWorkspace & { kind: 'api_key'; keyId: string; scopes: readonly Scope[]; environment: KeyEnvironment })
+  | (InWorkspace & { kind: 'embed'; sessionId: string; scenarioId: string; expiresAt: Date })
+  | { kind: 'operator'; sub: string }
+
+/** Resolves an embed session bearer (provided by the embed issue); null when unknown or lapsed. */
+export type EmbedSessionResolver = (bearer: string) => Promise<Principal | null>
+
+/** What authentication needs. */
+export interface AuthenticatorDeps {
+  sql: Sql
+  verifyToken: TokenVerifier | undefined
+  operatorSubjects: ReadonlySet<string>
+  resolveEmbedSession?: EmbedSessionResolver
+}
+
+/** Turns an Authorization header into a principal or the one 401. */
+export type Authenticator = (authorization: string | null) => Promise<Principal>
+
+/** Builds the authenticator over the database and the token verifier. */
+export function createAuthenticator(deps: AuthenticatorDeps): Authenticator {
+  const { sql } = deps
+
+  const byApiKey = async (credential: string): Promise<Principal> => {
+    if (!isWellFormedApiKey(credential)) throw problems.unauthorized()
+    const [key] = await sql`
+      select k.tenant_id, k.id, k.scopes, k.environment, t.status as tenant_status
+      from api_keys k
+      join tenants t on t.id = k.tenant_id
+      where k.key_hash = ${hashApiKey(credential)}
+        and k.revoked_at is null
+        and (k.expires_at is null or k.expires_at > now())`
+    if (!key) throw problems.unauthorized()
+    return {
+      kind: 'api_key',
+      tenantId: key.tenant_id,
+      tenantStatus: key.tenant_status,
+      keyId: key.id,
+      scopes: key.scopes,
+      environment: key.environment,
+    }
+  }
+
+  const byToken = async (token: string): Promise<Principal> => {
+    if (!deps.verifyToken) throw problems.unauthorized()
+    const claims = await deps.verifyToken(token)
+    if (!claims) throw problems.unauthorized()
+    const operator = deps.operatorSubjects.has(claims.sub)
+    const [member] = await sql`
+      select u.tenant_id, u.id, u.role, t.status as tenant_status, t.organization_id
+      from users u
+      join tenants t on t.id = u.tenant_id
+      where u.sub = ${claims.sub} and u.status = 'active'`
+    if (member) {
+      // Once a workspace is bound to an organization, the token must state that organization.
+      if (member.organization_id !== null && member.organization_id !== claims.organization) throw problems.unauthorized()
+      return {
+        kind: 'user',
+        tenantId: member.tenant_id,
+        tenantStatus: member.tenant_status,
+        userId: member.id,
+        sub: claims.sub,
+        role: member.role,
+        operator,
+      }
+    }
+    if (operator) return { kind: 'operator', sub: claims.sub }
+    if (claims.organization !== undefined) {
+      const [bound] = await sql`select 1 from tenants where organization_id = ${claims.organization} limit 1`
+      if (bound) throw new ProblemError('not_admitted', 'Your organization uses this service, but nobody has admitted you to its workspace yet.')
+    }
+    throw problems.unauthorized()
+  }
+
+  return async (authorization) => {
+    const m = authorization ? /^Bearer ([^\s]+)$/i.exec(authorization.trim()) : null
+    if (!m) throw problems.unauthorized()
+    const credential = m[1]!
+    if (looksLikeApiKey(credential)) return byApiKey(credential)
+    if (credential.split('.').length === 3) return byToken(credential)
+    if (deps.resolveEmbedSession) {
+      const embed = await deps.resolveEmbedSession(credential)
+      if (embed) return embed
+    }
+    throw problems.unauthorized()
+  }
+}

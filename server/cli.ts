@@ -1,0 +1,104 @@
+/**
+ * The operator CLI (`bun run svc <command>`): JSON on stdout, a clear message and a non-zero exit
+ * on bad input. It works on the database the configuration names (for the embedded database, the
+ * running service's instance when one is up).
+ */
+import { parseArgs } from 'node:util'
+import { ConfigError, loadConfig } from './config'
+import { openDatabase, type Database } from './db/connect'
+import { migrate } from './db/migrate'
+import { ProblemError } from './http/problem'
+import { createTenant, findTenantBySlug } from './resources/tenants'
+import { addMember, renderUser } from './resources/users'
+import { createApiKey } from './resources/api-keys'
+import { renderTenant } from './resources/tenants'
+
+const USAGE = `usage: svc <command>
+  migrate
+  tenant create --slug S [--name N] [--org ORG_ID]
+  user add --tenant S --email E --sub SUB --role admin|reviewer|underwriter|viewer
+  api-key create --tenant S --name N --scopes a,b [--environment live|test] [--expires-in-days D]`
+
+/** A refusal of the CLI: printed as one line, exit code 2. */
+class UsageError extends Error {}
+
+const need = (values: Record<string, unknown>, name: string): string => {
+  const v = values[name]
+  if (typeof v !== 'string' || v.trim() === '') throw new UsageError(`--${name} is required`)
+  return v
+}
+
+const tenantNamed = async (db: Database, slug: string) => {
+  const tenant = await findTenantBySlug(db.sql, slug)
+  if (!tenant) throw new UsageError(`no workspace with slug "${slug}"`)
+  return tenant
+}
+
+type Command = (db: Database, args: string[]) => Promise<unknown>
+
+const COMMANDS: Record<string, Command> = {
+  migrate: async (db) => ({ applied: await migrate(db.sql) }),
+
+  'tenant create': async (db, args) => {
+    const { values } = parseArgs({ args, options: { slug: { type: 'string' }, name: { type: 'string' }, org: { type: 'string' } } })
+    const { tenant, created } = await createTenant(db.sql, { slug: need(values, 'slug'), name: values.name, organizationId: values.org })
+    return { ...renderTenant(tenant), created }
+  },
+
+  'user add': async (db, args) => {
+    const { values } = parseArgs({ args, options: { tenant: { type: 'string' }, email: { type: 'string' }, sub: { type: 'string' }, role: { type: 'string' } } })
+    const tenant = await tenantNamed(db, need(values, 'tenant'))
+    const user = await addMember(db.sql, tenant.id, { email: need(values, 'email'), sub: need(values, 'sub'), role: need(values, 'role') })
+    return { ...renderUser(user), tenant_id: tenant.id, sub: user.sub }
+  },
+
+  'api-key create': async (db, args) => {
+    const { values } = parseArgs({ args, options: {
+      tenant: { type: 'string' }, name: { type: 'string' }, scopes: { type: 'string' },
+      environment: { type: 'string', default: 'live' }, 'expires-in-days': { type: 'string' },
+    } })
+    const tenant = await tenantNamed(db, need(values, 'tenant'))
+    const environment = values.environment
+    if (environment !== 'live' && environment !== 'test') throw new UsageError('--environment must be live or test')
+    let expiresAt: Date | null = null
+    if (values['expires-in-days'] !== undefined) {
+      if (!/^\d+$/.test(values['expires-in-days']) || Number(values['expires-in-days']) < 1) throw new UsageError('--expires-in-days must be a whole number of days, at least 1')
+      expiresAt = new Date(Date.now() + Number(values['expires-in-days']) * 86_400_000)
+    }
+    const scopes = need(values, 'scopes').split(',').map((s) => s.trim()).filter(Boolean)
+    return { ...(await createApiKey(db.sql, tenant.id, { name: need(values, 'name'), scopes, environment, expiresAt })), tenant_id: tenant.id }
+  },
+}
+
+async function main(argv: string[]): Promise<number> {
+  const name = argv[0] === 'migrate' ? 'migrate' : `${argv[0] ?? ''} ${argv[1] ?? ''}`
+  const command = COMMANDS[name]
+  if (!command) {
+    console.error(USAGE)
+    return 2
+  }
+  let db: Database | undefined
+  try {
+    const config = loadConfig()
+    db = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, max: 2 })
+    if (name !== 'migrate') await migrate(db.sql)
+    const out = await command(db, argv.slice(name === 'migrate' ? 1 : 2))
+    console.log(JSON.stringify(out, null, 2))
+    return 0
+  } catch (e) {
+    if (e instanceof UsageError || e instanceof ConfigError) console.error(`svc: ${e.message}`)
+    else if (e instanceof ProblemError) {
+      const pointers = e.options.errors?.map((x) => `${x.pointer} ${x.message}`).join('; ')
+      console.error(`svc: ${e.detail}${pointers ? ` (${pointers})` : ''}`)
+    } else if (e instanceof TypeError && 'code' in e && String(e.code).startsWith('ERR_PARSE_ARGS')) console.error(`svc: ${e.message}\n${USAGE}`)
+    else {
+      console.error(`svc: ${(e as Error).message}`)
+      return 1
+    }
+    return 2
+  } finally {
+    await db?.close()
+  }
+}
+
+process.exit(await main(process.argv.slice(2)))

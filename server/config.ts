@@ -1,0 +1,157 @@
+/**
+ * Configuration: every environment variable of the operating contract, read and validated in one
+ * place. A bad value stops the start with one line naming the variable (ConfigError).
+ */
+import { resolve } from 'node:path'
+
+/** A rate class as `burst/refill_seconds`: `burst` tokens, one token back every `refillSeconds`. */
+export interface RateClass { burst: number; refillSeconds: number }
+
+/** S3-compatible object storage settings; present only when every `SVC_S3_*` variable is set. */
+export interface S3Config { endpoint: string; bucket: string; region: string; accessKeyId: string; secretAccessKey: string }
+
+/** The validated configuration of one process. */
+export interface Config {
+  port: number
+  host: string
+  databaseUrl: string | undefined
+  dataDir: string
+  baseUrl: string
+  uiBaseUrl: string | undefined
+  oidcIssuer: string | undefined
+  oidcOrgClaim: string
+  operatorSubjects: ReadonlySet<string>
+  smtpUrl: string | undefined
+  mailFrom: string
+  webhookRetryInitialMs: number
+  webhookCaFile: string | undefined
+  webhookUnsafeAllowAddresses: readonly string[]
+  rateRun: RateClass
+  rateUnit: RateClass
+  modelUrl: string | undefined
+  modelName: string | undefined
+  modelApiKey: string | undefined
+  secretKey: Uint8Array | undefined
+  s3: S3Config | undefined
+  embedHandoffTtlSeconds: number
+  embedSessionTtlSeconds: number
+  exampleHost: boolean
+  /** Largest JSON request body accepted, in bytes (413 above). */
+  maxJsonBodyBytes: number
+  /** Largest document upload accepted, in bytes (413 above). */
+  maxUploadBytes: number
+}
+
+/** Raised for an invalid environment value; its message is the one line printed at start. */
+export class ConfigError extends Error {}
+
+type Env = Record<string, string | undefined>
+
+const fail = (name: string, why: string): never => {
+  throw new ConfigError(`invalid configuration: ${name} ${why}`)
+}
+
+const str = (env: Env, name: string): string | undefined => {
+  const v = env[name]
+  return v === undefined || v.trim() === '' ? undefined : v.trim()
+}
+
+const int = (env: Env, name: string, dflt: number, min: number, max: number): number => {
+  const v = str(env, name)
+  if (v === undefined) return dflt
+  if (!/^\d+$/.test(v)) return fail(name, `must be a whole number, got "${v}"`)
+  const n = Number(v)
+  if (n < min || n > max) return fail(name, `must be between ${min} and ${max}, got ${n}`)
+  return n
+}
+
+const url = (env: Env, name: string, protocols: string[]): string | undefined => {
+  const v = str(env, name)
+  if (v === undefined) return undefined
+  let u: URL
+  try { u = new URL(v) } catch { return fail(name, `must be an absolute URL`) }
+  if (!protocols.includes(u.protocol)) return fail(name, `must use ${protocols.join(' or ')}`)
+  return v.replace(/\/+$/, '')
+}
+
+const rate = (env: Env, name: string, dflt: RateClass): RateClass => {
+  const v = str(env, name)
+  if (v === undefined) return dflt
+  const m = /^(\d+)\/(\d+(?:\.\d+)?)$/.exec(v)
+  if (!m || Number(m[1]) < 1 || Number(m[2]) <= 0) return fail(name, `must be burst/refill_seconds like 10/30, got "${v}"`)
+  return { burst: Number(m[1]), refillSeconds: Number(m[2]) }
+}
+
+const bool = (env: Env, name: string): boolean => {
+  const v = str(env, name)
+  if (v === undefined || v === '0' || v === 'false') return false
+  if (v === '1' || v === 'true') return true
+  return fail(name, `must be 1 or 0, got "${v}"`)
+}
+
+const ipLiteral = (name: string, v: string): string => {
+  // IPv4 dotted quad or an IPv6 literal (URL parsing validates the IPv6 syntax for us).
+  if (/^(\d{1,3})(\.\d{1,3}){3}$/.test(v) && v.split('.').every((p) => Number(p) <= 255)) return v
+  try { if (v.includes(':') && new URL(`http://[${v}]/`)) return v } catch { /* fall through */ }
+  return fail(name, `must list IP literals, got "${v}"`)
+}
+
+/** Reads and validates the process configuration from an environment (process.env by default). */
+export function loadConfig(env: Env = process.env): Config {
+  const port = int(env, 'PORT', 3000, 0, 65535)
+  const host = str(env, 'HOST') ?? '0.0.0.0'
+  const dataDir = resolve(str(env, 'SVC_DATA_DIR') ?? './data')
+  const secret = str(env, 'SVC_SECRET_KEY')
+  let secretKey: Uint8Array | undefined
+  if (secret !== undefined) {
+    secretKey = new Uint8Array(Buffer.from(secret, 'base64'))
+    if (secretKey.length !== 32) fail('SVC_SECRET_KEY', 'must be 32 bytes encoded as base64')
+  }
+  const s3Names = ['SVC_S3_ENDPOINT', 'SVC_S3_BUCKET', 'SVC_S3_REGION', 'SVC_S3_ACCESS_KEY_ID', 'SVC_S3_SECRET_ACCESS_KEY'] as const
+  const s3Set = s3Names.filter((n) => str(env, n) !== undefined)
+  if (s3Set.length > 0 && s3Set.length < s3Names.length) {
+    fail(s3Names.find((n) => str(env, n) === undefined)!, 'must be set when any SVC_S3_* variable is set')
+  }
+  const s3 = s3Set.length === s3Names.length
+    ? {
+        endpoint: url(env, 'SVC_S3_ENDPOINT', ['http:', 'https:'])!,
+        bucket: str(env, 'SVC_S3_BUCKET')!,
+        region: str(env, 'SVC_S3_REGION')!,
+        accessKeyId: str(env, 'SVC_S3_ACCESS_KEY_ID')!,
+        secretAccessKey: str(env, 'SVC_S3_SECRET_ACCESS_KEY')!,
+      }
+    : undefined
+  const databaseUrl = str(env, 'DATABASE_URL')
+  if (databaseUrl !== undefined && !/^postgres(ql)?:\/\//.test(databaseUrl)) fail('DATABASE_URL', 'must be a postgres:// connection string')
+  const mailFrom = str(env, 'SVC_MAIL_FROM') ?? 'notifications@localhost'
+  if (!/^[^\s@<>]+@[^\s@<>]+$/.test(mailFrom) && !/^[^<>]*<[^\s@<>]+@[^\s@<>]+>$/.test(mailFrom)) fail('SVC_MAIL_FROM', 'must be an email address')
+  return {
+    port,
+    host,
+    databaseUrl,
+    dataDir,
+    baseUrl: url(env, 'SVC_BASE_URL', ['http:', 'https:']) ?? `http://localhost:${port}`,
+    uiBaseUrl: url(env, 'SVC_UI_BASE_URL', ['http:', 'https:']),
+    oidcIssuer: url(env, 'SVC_OIDC_ISSUER', ['http:', 'https:']),
+    oidcOrgClaim: str(env, 'SVC_OIDC_ORG_CLAIM') ?? 'urn:idp:iam:user:resourceowner:id',
+    operatorSubjects: new Set((str(env, 'SVC_OPERATOR_SUBJECTS') ?? '').split(',').map((s) => s.trim()).filter(Boolean)),
+    smtpUrl: url(env, 'SVC_SMTP_URL', ['smtp:', 'smtps:']),
+    mailFrom,
+    webhookRetryInitialMs: int(env, 'SVC_WEBHOOK_RETRY_INITIAL_MS', 60_000, 1, 86_400_000),
+    webhookCaFile: str(env, 'SVC_WEBHOOK_CA_FILE'),
+    webhookUnsafeAllowAddresses: (str(env, 'SVC_WEBHOOK_UNSAFE_ALLOW_ADDRESSES') ?? '').split(',').map((s) => s.trim()).filter(Boolean)
+      .map((a) => ipLiteral('SVC_WEBHOOK_UNSAFE_ALLOW_ADDRESSES', a)),
+    rateRun: rate(env, 'SVC_RATE_RUN', { burst: 10, refillSeconds: 30 }),
+    rateUnit: rate(env, 'SVC_RATE_UNIT', { burst: 120, refillSeconds: 2 }),
+    modelUrl: url(env, 'SVC_MODEL_URL', ['http:', 'https:']),
+    modelName: str(env, 'SVC_MODEL_NAME'),
+    modelApiKey: str(env, 'SVC_MODEL_API_KEY'),
+    secretKey,
+    s3,
+    embedHandoffTtlSeconds: int(env, 'SVC_EMBED_HANDOFF_TTL_S', 60, 1, 3600),
+    embedSessionTtlSeconds: int(env, 'SVC_EMBED_SESSION_TTL_S', 1800, 1, 86_400),
+    exampleHost: bool(env, 'SVC_EXAMPLE_HOST'),
+    maxJsonBodyBytes: int(env, 'SVC_MAX_JSON_BODY_BYTES', 1_048_576, 1_048_576, 64 * 1_048_576),
+    maxUploadBytes: int(env, 'SVC_MAX_UPLOAD_BYTES', 50 * 1_048_576, 1, 5 * 1024 * 1_048_576),
+  }
+}

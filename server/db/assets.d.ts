@@ -1,0 +1,2 @@
+declare module '*.wasm' { const path: string; export default path }
+declare module '*.data' { const path: string; export default path }

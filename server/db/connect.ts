@@ -1,0 +1,85 @@
+/**
+ * Database connection: PostgreSQL through porsager `postgres` when DATABASE_URL is set, otherwise
+ * an embedded PGlite under $SVC_DATA_DIR/pg served on a loopback socket. The same SQL runs on both.
+ */
+import postgres from 'postgres'
+import { mkdirSync, readFileSync, writeFileSync, rmSync, existsSync } from 'node:fs'
+import { join } from 'node:path'
+
+/** The tagged-template SQL client every module uses. */
+export type Sql = postgres.Sql<{}>
+/** A transaction (or the pool itself) that a query can run on. */
+export type Tx = postgres.TransactionSql<{}> | Sql
+
+/** An open database: the SQL client, whether it is embedded, and how to close it. */
+export interface Database {
+  sql: Sql
+  embedded: boolean
+  /** Another process owns the embedded instance and this one reached it through its socket. */
+  shared: boolean
+  close(): Promise<void>
+}
+
+/** Options shared by both connection kinds. */
+const clientOptions = {
+  onnotice: () => {},
+  connection: { application_name: 'svc' },
+  types: {
+    // numeric/decimal stays a string (money is decimal text in the API)
+  },
+} as const
+
+/** Opens the database the configuration names: DATABASE_URL, or the embedded PGlite in dataDir. */
+export async function openDatabase(opts: { databaseUrl?: string; dataDir: string; max?: number }): Promise<Database> {
+  if (opts.databaseUrl) {
+    const sql = postgres(opts.databaseUrl, { ...clientOptions, max: opts.max ?? 20, idle_timeout: 30 })
+    return { sql, embedded: false, shared: false, close: () => sql.end({ timeout: 5 }) }
+  }
+  return openEmbedded(opts.dataDir)
+}
+
+interface EmbeddedLock { pid: number; port: number }
+
+const alive = (pid: number): boolean => {
+  try { process.kill(pid, 0); return true } catch { return false }
+}
+
+/**
+ * Opens the embedded database. PGlite is a single session, so one process owns it and serves it on
+ * a loopback socket; a second process of the same data directory (the CLI, `bun run worker`) finds
+ * the owner's port in `pg.lock` and connects to it instead of opening the files twice.
+ */
+async function openEmbedded(dataDir: string): Promise<Database> {
+  mkdirSync(dataDir, { recursive: true })
+  const lockPath = join(dataDir, 'pg.lock')
+  if (existsSync(lockPath)) {
+    try {
+      const lock = JSON.parse(readFileSync(lockPath, 'utf8')) as EmbeddedLock
+      if (lock.pid !== process.pid && alive(lock.pid)) {
+        const sql = postgres({ ...clientOptions, host: '127.0.0.1', port: lock.port, user: 'postgres', database: 'postgres', max: 1 })
+        await sql`select 1`
+        return { sql, embedded: true, shared: true, close: () => sql.end({ timeout: 5 }) }
+      }
+    } catch { /* a stale or unreadable lock: take over below */ }
+  }
+  const { PGlite } = await import('@electric-sql/pglite')
+  const { PGLiteSocketServer } = await import('@electric-sql/pglite-socket')
+  const { pgliteAssetOptions } = await import('./pglite-assets')
+  const db = await PGlite.create({ dataDir: join(dataDir, 'pg'), ...(await pgliteAssetOptions()) })
+  const server = new PGLiteSocketServer({ db, port: 0, host: '127.0.0.1', maxConnections: 8 })
+  await server.start()
+  const port = (server as unknown as { server: { address(): { port: number } } }).server.address().port
+  writeFileSync(lockPath, JSON.stringify({ pid: process.pid, port } satisfies EmbeddedLock))
+  const sql = postgres({ ...clientOptions, host: '127.0.0.1', port, user: 'postgres', database: 'postgres', max: 1 })
+  return {
+    sql,
+    embedded: true,
+    shared: false,
+    async close() {
+      await sql.end({ timeout: 5 })
+      await server.stop()
+      await db.close()
+      rmSync(lockPath, { force: true })
+    },
+  }
+}

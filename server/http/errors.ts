@@ -1,0 +1,66 @@
+/**
+ * Plugin: maps every error, Elysia's own included, onto the problem catalogue. Path values that do
+ * not convert are 400 malformed; body schema violations are 422 with one errors[] entry each; any
+ * other exception is a 500 whose detail reveals nothing (the cause goes to the log with the request id).
+ */
+import { Elysia } from 'elysia'
+import { ProblemError, problemResponse, type FieldError } from './problem'
+import { requestIdOf } from './request-id'
+
+interface TypeBoxError { path: string; message: string; schema?: Record<string, unknown>; value?: unknown }
+
+/** A readable message for one schema violation. */
+function describe(e: TypeBoxError): string {
+  const options = (e.schema?.anyOf as Array<{ const?: unknown }> | undefined)?.map((s) => s.const)
+  if (options && options.every((o) => o !== undefined)) return `must be one of: ${options.join(', ')}`
+  if (Array.isArray(e.schema?.enum)) return `must be one of: ${(e.schema!.enum as unknown[]).join(', ')}`
+  if (e.value === undefined && /^Expected (required property|string|object|number|integer|boolean|array)/.test(e.message)) return 'is required'
+  return e.message.replace(/^Expected /, 'expected ')
+}
+
+/** Converts TypeBox violations into the spec's errors[] entries (one per pointer). */
+export function fieldErrors(all: TypeBoxError[]): FieldError[] {
+  const seen = new Set<string>()
+  const out: FieldError[] = []
+  for (const e of all) {
+    const pointer = e.path ?? ''
+    if (seen.has(pointer)) continue
+    seen.add(pointer)
+    out.push({ pointer, message: describe(e) })
+  }
+  return out
+}
+
+function toProblem(code: string | number, error: unknown): ProblemError | undefined {
+  if (error instanceof ProblemError) return error
+  switch (code) {
+    case 'NOT_FOUND':
+      return new ProblemError('not_found', 'No resource exists at this path.')
+    case 'PARSE':
+      return new ProblemError('malformed', 'The request body could not be parsed.')
+    case 'INVALID_COOKIE_SIGNATURE':
+    case 'INVALID_FILE_TYPE':
+      return new ProblemError('malformed', 'The request could not be read.')
+    case 'VALIDATION': {
+      const v = error as { type: string; all: TypeBoxError[] }
+      if (v.type === 'params' || v.type === 'query' || v.type === 'property' || v.type === 'cookie') {
+        const names = v.all.map((e) => e.path.replace(/^\//, '')).filter(Boolean)
+        return new ProblemError('malformed', `The path or query value ${names.join(', ') || ''} is not of its declared type.`.replace('  ', ' '))
+      }
+      if (v.type === 'body' || v.type === 'headers') return new ProblemError('validation', 'The request does not match the schema.', { errors: fieldErrors(v.all) })
+      return undefined // a response that breaks its own schema is our fault: 500
+    }
+  }
+  return undefined
+}
+
+/** Plugin: the single error path. */
+export const problemErrors = new Elysia({ name: 'problem-errors' }).onError({ as: 'global' }, ({ code, error, request, path }) => {
+  const requestId = requestIdOf(request)
+  let problem = toProblem(code, error)
+  if (!problem) {
+    console.error(JSON.stringify({ level: 'error', request_id: requestId, path, message: (error as Error)?.message ?? String(error), stack: (error as Error)?.stack }))
+    problem = new ProblemError('internal', 'An unexpected error occurred; quote the request_id when reporting it.')
+  }
+  return problemResponse(problem, path, requestId)
+})

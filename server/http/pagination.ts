@@ -1,0 +1,60 @@
+/**
+ * Pages of results: `{items, next_cursor}` with keyset pagination on time-ordered ids, and opaque
+ * cursors signed with the service key so a garbled cursor, or one reused with other filters, is
+ * refused with 422 invalid_cursor.
+ */
+import { createHmac, timingSafeEqual } from 'node:crypto'
+import { Type as t } from '@sinclair/typebox'
+import { ProblemError } from './problem'
+
+/** The query of every list endpoint: `limit` (1-200, default 50) and `cursor`. */
+export const PageQuery = t.Object({
+  limit: t.Optional(t.Integer({ minimum: 1, maximum: 200, default: 50, description: 'Page size, default 50, at most 200.' })),
+  cursor: t.Optional(t.String({ maxLength: 512, description: 'Opaque cursor from the previous page.' })),
+})
+
+/** The page object of the spec. */
+export interface Page<T> { items: T[]; next_cursor: string | null }
+
+/** Signs and checks cursors with one key. */
+export class Cursors {
+  readonly #key: Uint8Array
+  constructor(key: Uint8Array) { this.#key = key }
+
+  #mac(payload: string): Buffer {
+    return createHmac('sha256', this.#key).update(payload).digest().subarray(0, 16)
+  }
+
+  /** An opaque cursor continuing after `after`, valid only with the same `scope` (route and filters). */
+  encode(after: string, scope: string): string {
+    const payload = Buffer.from(JSON.stringify({ a: after, s: scope })).toString('base64url')
+    return `${payload}.${this.#mac(payload).toString('base64url')}`
+  }
+
+  /** The position a cursor continues after; 422 invalid_cursor when garbled or of another scope. */
+  decode(cursor: string, scope: string): string {
+    const refuse = () => new ProblemError('invalid_cursor', 'The cursor is not valid for this list; start again without a cursor.')
+    const [payload, mac] = cursor.split('.')
+    if (!payload || !mac) throw refuse()
+    const given = Buffer.from(mac, 'base64url')
+    const expected = this.#mac(payload)
+    if (given.length !== expected.length || !timingSafeEqual(given, expected)) throw refuse()
+    let parsed: { a?: unknown; s?: unknown }
+    try { parsed = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) } catch { throw refuse() }
+    if (typeof parsed.a !== 'string' || parsed.s !== scope) throw refuse()
+    return parsed.a
+  }
+
+  /**
+   * Builds a page from rows fetched with `limit + 1`: the extra row only says another page exists.
+   * `key` picks the keyset position of a row.
+   */
+  page<R, T>(rows: R[], limit: number, scope: string, key: (row: R) => string, render: (row: R) => T): Page<T> {
+    const more = rows.length > limit
+    const shown = more ? rows.slice(0, limit) : rows
+    return {
+      items: shown.map(render),
+      next_cursor: more ? this.encode(key(shown[shown.length - 1]!), scope) : null,
+    }
+  }
+}

@@ -1,0 +1,54 @@
+/**
+ * Entry point: configuration, database, migrations, the HTTP listener and (later) the job runner.
+ * `--worker` runs the job runner alone. SIGTERM/SIGINT drain: readiness fails, the listener stops,
+ * in-flight work finishes, the database closes.
+ */
+import { ConfigError, loadConfig, type Config } from './config'
+import { openDatabase } from './db/connect'
+import { migrate } from './db/migrate'
+import { createApp } from './app'
+import { wireDeps } from './wiring'
+
+const log = (level: string, message: string, extra: Record<string, unknown> = {}) =>
+  console.log(JSON.stringify({ level, time: new Date().toISOString(), message, ...extra }))
+
+async function start() {
+  let config: Config
+  try {
+    config = loadConfig()
+  } catch (e) {
+    if (e instanceof ConfigError) {
+      console.error(e.message)
+      process.exit(2)
+    }
+    throw e
+  }
+  const workerOnly = process.argv.includes('--worker')
+  if (config.webhookUnsafeAllowAddresses.length > 0) {
+    log('warn', 'SVC_WEBHOOK_UNSAFE_ALLOW_ADDRESSES is set: webhook targets at these addresses bypass the private-address refusal; never use this in production', { addresses: config.webhookUnsafeAllowAddresses })
+  }
+  const db = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir })
+  const applied = await migrate(db.sql)
+  if (applied.length) log('info', 'migrations applied', { versions: applied })
+
+  let draining = false
+  const deps = wireDeps(config, db, () => draining)
+  const server = workerOnly
+    ? undefined
+    : createApp(deps).listen({ port: config.port, hostname: config.host, maxRequestBodySize: config.maxUploadBytes + 1_048_576 })
+  if (server) log('info', 'listening', { url: `http://${config.host}:${server.server!.port}`, database: db.embedded ? 'embedded' : 'postgresql' })
+  else log('info', 'worker started', { database: db.embedded ? 'embedded' : 'postgresql' })
+
+  const shutdown = async (signal: string) => {
+    if (draining) return
+    draining = true
+    log('info', 'draining', { signal })
+    await server?.stop()
+    await db.close()
+    process.exit(0)
+  }
+  process.on('SIGTERM', () => void shutdown('SIGTERM'))
+  process.on('SIGINT', () => void shutdown('SIGINT'))
+}
+
+await start()

@@ -1,0 +1,26 @@
+/**
+ * Wires configuration and an open database into the app's dependencies; main.ts and the tests
+ * share it so both run the same service.
+ */
+import type { Config } from './config'
+import type { Database } from './db/connect'
+import type { AppDeps } from './deps'
+import { migrationsCurrent } from './db/migrate'
+import { Cursors } from './http/pagination'
+import { createAuthenticator } from './auth/principal'
+import { createTokenVerifier } from './auth/oidc'
+import { deriveKey, loadSecretKey } from './secret-key'
+
+/** Builds AppDeps; `draining` reports whether the process has begun to shut down. */
+export function wireDeps(config: Config, db: Database, draining: () => boolean = () => false): AppDeps {
+  const secretKey = loadSecretKey(config.secretKey, config.dataDir, (line) => console.warn(JSON.stringify({ level: 'warn', message: line })))
+  const verifyToken = config.oidcIssuer ? createTokenVerifier(config.oidcIssuer, config.oidcOrgClaim) : undefined
+  return {
+    config,
+    sql: db.sql,
+    cursors: new Cursors(deriveKey(secretKey, 'cursor')),
+    authenticate: createAuthenticator({ sql: db.sql, verifyToken, operatorSubjects: config.operatorSubjects }),
+    ready: () => migrationsCurrent(db.sql),
+    draining,
+  }
+}
