@@ -3,6 +3,8 @@
  * checks that every sql/NNN_*.sql file is listed here.
  */
 import m001 from './001_foundation.sql' with { type: 'text' }
+import m002 from './002_workspaces.sql' with { type: 'text' }
+import m003 from './003_jobs_notifications.sql' with { type: 'text' }
 
 /** One migration: its number, its name and its SQL. */
 export interface Migration { version: number; name: string; sql: string }
@@ -10,4 +12,6 @@ export interface Migration { version: number; name: string; sql: string }
 /** Every migration of this build, in order. */
 export const MIGRATIONS: Migration[] = [
   { version: 1, name: '001_foundation', sql: m001 },
+  { version: 2, name: '002_workspaces', sql: m002 },
+  { version: 3, name: '003_jobs_notifications', sql: m003 },
 ]

@@ -1,0 +1,2 @@
+-- Workspaces (issue 3): filled by the workspaces work.
+select 1;

@@ -1,0 +1,118 @@
+/**
+ * Starts the real app on a random port over a database of its own, exactly as main.ts wires it,
+ * and offers the seeding the operator CLI does (workspaces, members, keys).
+ */
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { randomBytes } from 'node:crypto'
+import { loadConfig, type Config } from '../../server/config'
+import { openDatabase, type Database, type Sql } from '../../server/db/connect'
+import { migrate } from '../../server/db/migrate'
+import { createApp } from '../../server/app'
+import { wireDeps } from '../../server/wiring'
+import type { AppDeps } from '../../server/deps'
+import { createTenant } from '../../server/resources/tenants'
+import { addMember } from '../../server/resources/users'
+import { createApiKey } from '../../server/resources/api-keys'
+import { createTestDatabase, type TestDatabase } from './database'
+
+/** A running app of a test file. */
+export interface TestApp {
+  url: string
+  sql: Sql
+  config: Config
+  deps: AppDeps
+  db: Database
+  /** Creates a workspace (slug defaults to a random one). */
+  tenant(slug?: string, fields?: { name?: string; organizationId?: string }): Promise<{ id: string; slug: string }>
+  /** Mints an API key in a workspace and returns its plaintext. */
+  apiKey(tenantId: string, scopes: string[], opts?: { environment?: 'live' | 'test'; expiresAt?: Date | null }): Promise<string>
+  /** Adds an active member bound to `sub`. */
+  member(tenantId: string, sub: string, role: string, email?: string): Promise<{ id: string }>
+  stop(): Promise<void>
+}
+
+/** Options of a test app: extra environment, and a hook to add test-only routes to the app. */
+export interface StartOptions {
+  env?: Record<string, string>
+  extend?: (app: ReturnType<typeof createApp>) => unknown
+}
+
+/** Starts an app; call stop() in afterAll. */
+export async function startApp(options: StartOptions = {}): Promise<TestApp> {
+  const database: TestDatabase = await createTestDatabase()
+  const dataDir = mkdtempSync(join(tmpdir(), 'svc-test-'))
+  const config = loadConfig({
+    SVC_SECRET_KEY: randomBytes(32).toString('base64'),
+    ...(database.url ? { DATABASE_URL: database.url } : {}),
+    SVC_DATA_DIR: dataDir,
+    PORT: '0',
+    ...options.env,
+  })
+  const db = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir })
+  await migrate(db.sql)
+  const deps = wireDeps(config, db)
+  const app = createApp(deps)
+  options.extend?.(app)
+  app.listen({ port: 0, hostname: '127.0.0.1', maxRequestBodySize: config.maxUploadBytes + 1_048_576 })
+  const url = `http://127.0.0.1:${app.server!.port}`
+  return {
+    url,
+    sql: db.sql,
+    config: { ...config, baseUrl: url },
+    deps,
+    db,
+    async tenant(slug = `t-${crypto.randomUUID().slice(0, 8)}`, fields = {}) {
+      const { tenant } = await createTenant(db.sql, { slug, ...fields })
+      return { id: tenant.id, slug: tenant.slug }
+    },
+    async apiKey(tenantId, scopes, opts = {}) {
+      const key = await createApiKey(db.sql, tenantId, { name: 'test', scopes, environment: opts.environment ?? 'live', expiresAt: opts.expiresAt ?? null })
+      return key.key
+    },
+    async member(tenantId, sub, role, email = `${sub}@example.test`) {
+      const user = await addMember(db.sql, tenantId, { email, sub, role })
+      return { id: user.id }
+    },
+    async stop() {
+      await app.stop(true)
+      await db.close()
+      await database.drop()
+      rmSync(dataDir, { recursive: true, force: true })
+    },
+  }
+}
+
+/** The parsed result of one HTTP call. */
+export interface Reply { status: number; headers: Headers; body: any; text: string }
+
+/** Calls the app over HTTP with an optional bearer credential and JSON body. */
+export async function call(
+  base: string,
+  method: string,
+  path: string,
+  opts: { token?: string; body?: unknown; raw?: BodyInit; headers?: Record<string, string> } = {},
+): Promise<Reply> {
+  const headers: Record<string, string> = { ...opts.headers }
+  if (opts.token) headers.authorization = `Bearer ${opts.token}`
+  let body: BodyInit | undefined = opts.raw
+  if (opts.body !== undefined) {
+    body = JSON.stringify(opts.body)
+    headers['content-type'] ??= 'application/json'
+  }
+  const res = await fetch(base + path, { method, headers, body })
+  const text = await res.text()
+  let parsed: unknown = undefined
+  try { parsed = text ? JSON.parse(text) : undefined } catch { parsed = undefined }
+  return { status: res.status, headers: res.headers, body: parsed, text }
+}
+
+/** Asserts the problem+json contract of a reply and returns its body. */
+export function problemOf(reply: Reply) {
+  if (reply.headers.get('content-type') !== 'application/problem+json') {
+    throw new Error(`expected problem+json, got ${reply.headers.get('content-type')} ${reply.status}: ${reply.text}`)
+  }
+  if (reply.body.request_id !== reply.headers.get('x-request-id')) throw new Error('request_id differs from X-Request-Id')
+  return reply.body as { type: string; title: string; status: number; detail: string; instance: string; request_id: string; errors?: { pointer: string; message: string }[]; retry_after_seconds?: number }
+}
