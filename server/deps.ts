@@ -5,6 +5,7 @@ import type { Config } from './config'
 import type { Sql } from './db/connect'
 import type { Cursors } from './http/pagination'
 import type { Authenticator } from './auth/principal'
+import type { Mailer } from './mail/mailer'
 
 /** The dependencies of every route plugin. */
 export interface AppDeps {
@@ -12,6 +13,9 @@ export interface AppDeps {
   sql: Sql
   cursors: Cursors
   authenticate: Authenticator
+  mailer: Mailer
+  /** The service key (32 bytes); derive purpose keys with deriveKey(). */
+  secretKey: Uint8Array
   /** True when the database answers and migrations are current (for /readyz). */
   ready: () => Promise<boolean>
   /** True once the process has started to drain (readyz then answers 503). */

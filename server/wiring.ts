@@ -10,6 +10,7 @@ import { Cursors } from './http/pagination'
 import { createAuthenticator } from './auth/principal'
 import { createTokenVerifier } from './auth/oidc'
 import { deriveKey, loadSecretKey } from './secret-key'
+import { createMailer } from './mail/mailer'
 
 /** Builds AppDeps; `draining` reports whether the process has begun to shut down. */
 export function wireDeps(config: Config, db: Database, draining: () => boolean = () => false): AppDeps {
@@ -19,6 +20,8 @@ export function wireDeps(config: Config, db: Database, draining: () => boolean =
     config,
     sql: db.sql,
     cursors: new Cursors(deriveKey(secretKey, 'cursor')),
+    mailer: createMailer({ smtpUrl: config.smtpUrl, from: config.mailFrom, dataDir: config.dataDir }),
+    secretKey,
     authenticate: createAuthenticator({ sql: db.sql, verifyToken, operatorSubjects: config.operatorSubjects }),
     ready: () => migrationsCurrent(db.sql),
     draining,
