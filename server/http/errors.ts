@@ -33,6 +33,8 @@ export function fieldErrors(all: TypeBoxError[]): FieldError[] {
 
 function toProblem(code: string | number, error: unknown): ProblemError | undefined {
   if (error instanceof ProblemError) return error
+  // Elysia wraps anything thrown while parsing a body; the body parser's own problems keep their type.
+  if ((error as { cause?: unknown })?.cause instanceof ProblemError) return (error as { cause: ProblemError }).cause
   switch (code) {
     case 'NOT_FOUND':
       return new ProblemError('not_found', 'No resource exists at this path.')
