@@ -1,0 +1,58 @@
+import { afterAll, beforeAll, expect, test } from 'bun:test'
+import { call, startApp, type TestApp } from '../helpers/app'
+
+let app: TestApp
+beforeAll(async () => { app = await startApp() })
+afterAll(() => app.stop())
+
+test('GET /v1/openapi.json is an OpenAPI 3.1 document without a credential', async () => {
+  const r = await call(app.url, 'GET', '/v1/openapi.json')
+  expect(r.status).toBe(200)
+  expect(r.body.openapi).toMatch(/^3\.1\./)
+  expect(r.body.components.schemas.Problem.required).toEqual(expect.arrayContaining(['type', 'title', 'status', 'detail', 'instance', 'request_id']))
+})
+
+test('every route is listed with its access entry and problem responses', async () => {
+  const doc = (await call(app.url, 'GET', '/v1/openapi.json')).body
+  const ops = Object.entries(doc.paths as Record<string, Record<string, any>>).flatMap(([path, methods]) =>
+    Object.entries(methods).map(([method, op]) => ({ path, method, op })))
+  const listed = ops.map((o) => `${o.method.toUpperCase()} ${o.path}`)
+  for (const route of ['GET /healthz', 'GET /readyz', 'GET /v1/verticals', 'POST /v1/scenarios', 'GET /v1/scenarios', 'GET /v1/scenarios/{scenarioId}']) {
+    expect(listed).toContain(route)
+  }
+  for (const { path, method, op } of ops) {
+    const where = `${method.toUpperCase()} ${path}`
+    expect(op['x-svc-access'], where).toBeDefined()
+    expect(op.responses['500'], where).toBeDefined()
+    const success = Object.keys(op.responses).filter((s) => s.startsWith('2'))
+    expect(success.length, where).toBeGreaterThan(0)
+    if (!op['x-svc-access'].public) {
+      expect(op.responses['401'].content['application/problem+json'].schema.$ref, where).toBe('#/components/schemas/Problem')
+      expect(op.responses['403'], where).toBeDefined()
+    }
+    if (path.includes('{')) expect(op.responses['404'] ?? op.responses['400'], where).toBeDefined()
+    if (op.requestBody) expect(op.responses['422'], where).toBeDefined()
+  }
+})
+
+test('list routes document limit and cursor as query parameters', async () => {
+  const doc = (await call(app.url, 'GET', '/v1/openapi.json')).body
+  const params = doc.paths['/v1/scenarios'].get.parameters.map((p: { name: string; in: string }) => `${p.in}:${p.name}`)
+  expect(params).toEqual(expect.arrayContaining(['query:limit', 'query:cursor']))
+  const limit = doc.paths['/v1/scenarios'].get.parameters.find((p: { name: string }) => p.name === 'limit')
+  expect(limit.schema).toMatchObject({ type: 'integer', maximum: 200 })
+})
+
+test('GET /v1/verticals is bounded: exactly one entry without a key, no cursor', async () => {
+  const t = await app.tenant()
+  const r = await call(app.url, 'GET', '/v1/verticals', { token: await app.apiKey(t.id, ['scenarios:read']) })
+  expect(r.status).toBe(200)
+  expect(r.body.next_cursor).toBeNull()
+  expect(r.body.items.filter((v: { key?: string }) => v.key === undefined)).toHaveLength(1)
+  for (const v of r.body.items) expect(v).toMatchObject({ id: expect.any(String), label: expect.any(String) })
+})
+
+test('health: /healthz and /readyz answer without a credential', async () => {
+  expect((await call(app.url, 'GET', '/healthz')).body).toEqual({ status: 'ok' })
+  expect((await call(app.url, 'GET', '/readyz')).body).toEqual({ status: 'ok' })
+})

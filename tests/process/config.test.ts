@@ -1,0 +1,52 @@
+// Configuration: a bad value stops the start with one line naming the variable.
+import { expect, test } from 'bun:test'
+import { ConfigError, loadConfig } from '../../server/config'
+
+const bad: Array<[string, Record<string, string>]> = [
+  ['PORT', { PORT: 'eighty' }],
+  ['PORT', { PORT: '70000' }],
+  ['DATABASE_URL', { DATABASE_URL: 'mysql://x' }],
+  ['SVC_BASE_URL', { SVC_BASE_URL: 'not a url' }],
+  ['SVC_OIDC_ISSUER', { SVC_OIDC_ISSUER: 'ftp://idp' }],
+  ['SVC_SMTP_URL', { SVC_SMTP_URL: 'http://mail' }],
+  ['SVC_RATE_RUN', { SVC_RATE_RUN: 'ten' }],
+  ['SVC_RATE_UNIT', { SVC_RATE_UNIT: '0/2' }],
+  ['SVC_WEBHOOK_RETRY_INITIAL_MS', { SVC_WEBHOOK_RETRY_INITIAL_MS: '-5' }],
+  ['SVC_WEBHOOK_UNSAFE_ALLOW_ADDRESSES', { SVC_WEBHOOK_UNSAFE_ALLOW_ADDRESSES: '127.0.0.1,example.com' }],
+  ['SVC_SECRET_KEY', { SVC_SECRET_KEY: 'c2hvcnQ=' }],
+  ['SVC_EMBED_SESSION_TTL_S', { SVC_EMBED_SESSION_TTL_S: '0' }],
+  ['SVC_EXAMPLE_HOST', { SVC_EXAMPLE_HOST: 'yes' }],
+  ['SVC_S3_BUCKET', { SVC_S3_ENDPOINT: 'https://s3.example' }],
+]
+
+test.each(bad)('a bad %s is refused with a line naming it', (name, env) => {
+  expect(() => loadConfig(env)).toThrow(ConfigError)
+  try { loadConfig(env) } catch (e) {
+    expect((e as Error).message).toContain(name)
+    expect((e as Error).message).not.toContain('\n')
+  }
+})
+
+test('defaults follow the operating contract', () => {
+  const c = loadConfig({})
+  expect(c.port).toBe(3000)
+  expect(c.host).toBe('0.0.0.0')
+  expect(c.baseUrl).toBe('http://localhost:3000')
+  expect(c.oidcOrgClaim).toBe('urn:idp:iam:user:resourceowner:id')
+  expect(c.mailFrom).toBe('notifications@localhost')
+  expect(c.webhookRetryInitialMs).toBe(60_000)
+  expect(c.rateRun).toEqual({ burst: 10, refillSeconds: 30 })
+  expect(c.rateUnit).toEqual({ burst: 120, refillSeconds: 2 })
+  expect(c.embedHandoffTtlSeconds).toBe(60)
+  expect(c.embedSessionTtlSeconds).toBe(1800)
+  expect(c.maxJsonBodyBytes).toBe(1_048_576)
+  expect(c.databaseUrl).toBeUndefined()
+  expect(c.s3).toBeUndefined()
+})
+
+test('the service process exits non-zero printing only that line', async () => {
+  const proc = Bun.spawn(['bun', 'server/main.ts'], { env: { ...process.env, SVC_RATE_RUN: 'lots' }, stdout: 'pipe', stderr: 'pipe' })
+  const [code, stderr] = await Promise.all([proc.exited, new Response(proc.stderr).text()])
+  expect(code).toBe(2)
+  expect(stderr.trim()).toBe('invalid configuration: SVC_RATE_RUN must be burst/refill_seconds like 10/30, got "lots"')
+})
