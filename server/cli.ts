@@ -70,7 +70,8 @@ const COMMANDS: Record<string, Command> = {
   },
 }
 
-async function main(argv: string[]): Promise<number> {
+/** Runs one CLI command; resolves with the process exit code. */
+export async function runCli(argv: string[]): Promise<number> {
   const name = argv[0] === 'migrate' ? 'migrate' : `${argv[0] ?? ''} ${argv[1] ?? ''}`
   const command = COMMANDS[name]
   if (!command) {
@@ -101,4 +102,4 @@ async function main(argv: string[]): Promise<number> {
   }
 }
 
-process.exit(await main(process.argv.slice(2)))
+if (import.meta.main) process.exit(await runCli(process.argv.slice(2)))

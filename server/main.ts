@@ -51,4 +51,11 @@ async function start() {
   process.on('SIGINT', () => void shutdown('SIGINT'))
 }
 
-await start()
+const [first] = process.argv.slice(2)
+if (first !== undefined && !first.startsWith('--')) {
+  // The compiled binary is also the operator CLI: `svc migrate`, `svc tenant create ...`.
+  const { runCli } = await import('./cli')
+  process.exit(await runCli(process.argv.slice(2)))
+} else {
+  await start()
+}
