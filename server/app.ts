@@ -13,6 +13,7 @@ import { Problem } from '../schemas/common'
 import { healthRoutes } from './resources/health'
 import { scenarioRoutes } from './resources/scenarios'
 import { verticalRoutes } from './resources/verticals'
+import { notificationRoutes } from './notifications/routes'
 import pkg from '../package.json' with { type: 'json' }
 
 /** Builds the whole HTTP application over its dependencies. */
@@ -42,6 +43,7 @@ export function createApp(deps: AppDeps) {
     .use(healthRoutes(deps))
     .use(verticalRoutes(deps))
     .use(scenarioRoutes(deps))
+    .use(notificationRoutes(deps))
 }
 
 /** The type of the built application. */

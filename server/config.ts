@@ -26,6 +26,10 @@ export interface Config {
   webhookRetryInitialMs: number
   webhookCaFile: string | undefined
   webhookUnsafeAllowAddresses: readonly string[]
+  /** Job runner: jobs run at once per process (SVC_JOB_CONCURRENCY), idle poll (SVC_JOB_POLL_MS), lease (SVC_JOB_LEASE_MS). */
+  jobConcurrency: number
+  jobPollMs: number
+  jobLeaseMs: number
   rateRun: RateClass
   rateUnit: RateClass
   modelUrl: string | undefined
@@ -141,6 +145,9 @@ export function loadConfig(env: Env = process.env): Config {
     webhookCaFile: str(env, 'SVC_WEBHOOK_CA_FILE'),
     webhookUnsafeAllowAddresses: (str(env, 'SVC_WEBHOOK_UNSAFE_ALLOW_ADDRESSES') ?? '').split(',').map((s) => s.trim()).filter(Boolean)
       .map((a) => ipLiteral('SVC_WEBHOOK_UNSAFE_ALLOW_ADDRESSES', a)),
+    jobConcurrency: int(env, 'SVC_JOB_CONCURRENCY', 8, 1, 256),
+    jobPollMs: int(env, 'SVC_JOB_POLL_MS', 500, 1, 60_000),
+    jobLeaseMs: int(env, 'SVC_JOB_LEASE_MS', 60_000, 100, 3_600_000),
     rateRun: rate(env, 'SVC_RATE_RUN', { burst: 10, refillSeconds: 30 }),
     rateUnit: rate(env, 'SVC_RATE_UNIT', { burst: 120, refillSeconds: 2 }),
     modelUrl: url(env, 'SVC_MODEL_URL', ['http:', 'https:']),

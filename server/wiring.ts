@@ -11,10 +11,12 @@ import { createAuthenticator } from './auth/principal'
 import { createTokenVerifier } from './auth/oidc'
 import { deriveKey, loadSecretKey } from './secret-key'
 import { createMailer } from './mail/mailer'
+import { configureLinkBases } from './notifications/envelope'
 
 /** Builds AppDeps; `draining` reports whether the process has begun to shut down. */
 export function wireDeps(config: Config, db: Database, draining: () => boolean = () => false): AppDeps {
   const secretKey = loadSecretKey(config.secretKey, config.dataDir, (line) => console.warn(JSON.stringify({ level: 'warn', message: line })))
+  configureLinkBases({ baseUrl: config.baseUrl, uiBaseUrl: config.uiBaseUrl })
   const verifyToken = config.oidcIssuer ? createTokenVerifier(config.oidcIssuer, config.oidcOrgClaim) : undefined
   return {
     config,

@@ -1,0 +1,159 @@
+/**
+ * The `deliver_notification` job: one attempt of one delivery. The send happens in `prepare`,
+ * outside any transaction (no database connection is held while a peer answers); the handler then
+ * records the outcome in one transaction with the job's end: delivered on 2xx; any other status,
+ * timeout or connection error consumes one of 8 attempts and enqueues the next attempt after the
+ * back-off; refused targets (http URL, no signing secret, a private address) dead-letter at once
+ * without consuming an attempt.
+ */
+import type { AppDeps } from '../server/deps'
+import type { Tx } from '../server/db/connect'
+import type { ClaimedJob, JobKind } from './types'
+import { enqueueJob } from './queue'
+import { DELIVERY_JOB_KIND } from '../server/notifications/deliveries'
+import { secretForSigning } from '../server/notifications/signing-secret'
+import { allowListOf, checkTarget } from './ssrf'
+import { postWebhook, webhookCa, type SenderOptions } from './webhook-sender'
+import { sendEmail, type EnvelopeView } from './email-sender'
+import { signatureHeader } from './signing'
+import { DELIVERY_MAX_ATTEMPTS, deliveryBackoffMs } from './backoff'
+import pkg from '../package.json' with { type: 'json' }
+
+/** Why a target is refused without consuming an attempt. */
+export type Refusal = 'refused_http_url' | 'refused_no_signing_secret' | 'refused_private_address'
+
+/** What one attempt came to (the result of `prepare`). */
+export type AttemptOutcome =
+  | { kind: 'skip' }
+  | { kind: 'refused'; reason: Refusal; at: Date; durationMs: number }
+  | { kind: 'sent'; ok: boolean; status?: number; error?: string; at: Date; durationMs: number; secretId: string | null }
+
+/** Options of the delivery job kind (tests shorten the timeouts). */
+export interface DeliveryKindOptions extends Pick<SenderOptions, 'connectTimeoutMs' | 'totalTimeoutMs'> {}
+
+interface PendingDelivery {
+  id: string
+  tenant_id: string
+  status: string
+  channel: 'email' | 'webhook'
+  body: string
+  event_type: string
+  cycle: number
+  pinned_secret_id: string | null
+  webhook_url: string | null
+  email_address: string | null
+}
+
+const caCache = new Map<string, string[] | undefined>()
+const caFor = (file: string | undefined) => {
+  if (!file) return undefined
+  if (!caCache.has(file)) caCache.set(file, webhookCa(file))
+  return caCache.get(file)
+}
+
+/** Makes one attempt of the delivery a job names; never throws for a peer's failure. */
+async function attempt(job: ClaimedJob, deps: AppDeps, opts: DeliveryKindOptions): Promise<AttemptOutcome> {
+  const { deliveryId, cycle } = job.payload as { deliveryId: string; cycle?: number }
+  const [d] = await deps.sql<PendingDelivery[]>`
+    select d.id, d.tenant_id, d.status, d.channel, d.body, d.event_type, d.cycle, d.pinned_secret_id, s.webhook_url, s.email_address
+    from notification_deliveries d
+    join task_notification_subscriptions s on s.tenant_id = d.tenant_id and s.id = d.subscription_id
+    where d.tenant_id = ${job.tenantId} and d.id = ${deliveryId}`
+  if (!d || d.status !== 'pending' || (cycle !== undefined && d.cycle !== cycle)) return { kind: 'skip' }
+  const at = new Date()
+  const started = performance.now()
+  const took = () => Math.round(performance.now() - started)
+
+  if (d.channel === 'email') {
+    const error = await sendEmail(deps.mailer, d.email_address!, JSON.parse(d.body) as EnvelopeView)
+    return { kind: 'sent', ok: error === undefined, ...(error ? { error } : {}), at, durationMs: took(), secretId: null }
+  }
+
+  let url: URL
+  try { url = new URL(d.webhook_url!) } catch { return { kind: 'refused', reason: 'refused_http_url', at, durationMs: took() } }
+  if (url.protocol !== 'https:') return { kind: 'refused', reason: 'refused_http_url', at, durationMs: took() }
+  const secret = await secretForSigning(deps.sql, deps.secretKey, d.tenant_id, d.pinned_secret_id)
+  if (!secret) return { kind: 'refused', reason: 'refused_no_signing_secret', at, durationMs: took() }
+  const checked = await checkTarget(url.hostname, allowListOf(deps.config.webhookUnsafeAllowAddresses))
+  if (!checked.ok && checked.refused) return { kind: 'refused', reason: 'refused_private_address', at, durationMs: took() }
+  if (!checked.ok) return { kind: 'sent', ok: false, error: checked.error, at, durationMs: took(), secretId: secret.id }
+  const result = await postWebhook(url, checked.target, d.body, {
+    'svc-signature': signatureHeader(secret.secret, d.body),
+    'svc-delivery-id': d.id,
+    'svc-event-type': d.event_type,
+  }, { ...opts, extraCa: caFor(deps.config.webhookCaFile), userAgent: `underwriting-case-service/${pkg.version} (webhooks)` })
+  const ok = result.status !== undefined && result.status >= 200 && result.status < 300
+  return {
+    kind: 'sent', ok,
+    ...(result.status !== undefined ? { status: result.status } : {}),
+    ...(result.error ? { error: result.error } : {}),
+    at, durationMs: result.durationMs, secretId: secret.id,
+  }
+}
+
+/** Records one attempt's outcome on the delivery, in the job's transaction. */
+async function record(tx: Tx, job: ClaimedJob, deps: AppDeps, outcome: AttemptOutcome): Promise<void> {
+  if (outcome.kind === 'skip') return
+  const { deliveryId } = job.payload as { deliveryId: string }
+  const tenantId = job.tenantId!
+  const [d] = await tx<{ status: string; cycle: number; cycle_attempts: number }[]>`
+    select status, cycle, cycle_attempts from notification_deliveries
+    where tenant_id = ${tenantId} and id = ${deliveryId} for update`
+  if (!d || d.status !== 'pending') return
+  const counted = outcome.kind === 'sent'
+  await tx`
+    insert into notification_delivery_attempts (tenant_id, delivery_id, id, cycle, counted, attempted_at, duration_ms, response_status, error)
+    values (${tenantId}, ${deliveryId}, ${Bun.randomUUIDv7()}, ${d.cycle}, ${counted}, ${outcome.at}, ${outcome.durationMs},
+            ${outcome.kind === 'sent' ? outcome.status ?? null : null}, ${outcome.kind === 'refused' ? outcome.reason : outcome.error ?? null})`
+  if (outcome.kind === 'refused') {
+    await tx`
+      update notification_deliveries
+      set status = 'dead_lettered', dead_lettered_at = now(), dead_letter_reason = ${outcome.reason}, next_attempt_at = null,
+          last_attempt_at = ${outcome.at}, updated_at = now()
+      where tenant_id = ${tenantId} and id = ${deliveryId}`
+    return
+  }
+  const used = d.cycle_attempts + 1
+  if (outcome.ok) {
+    await tx`
+      update notification_deliveries
+      set status = 'delivered', attempts = attempts + 1, cycle_attempts = ${used}, delivered_at = now(), next_attempt_at = null,
+          pinned_secret_id = coalesce(pinned_secret_id, ${outcome.secretId}::uuid), last_attempt_at = ${outcome.at}, updated_at = now()
+      where tenant_id = ${tenantId} and id = ${deliveryId}`
+    return
+  }
+  if (used >= DELIVERY_MAX_ATTEMPTS) {
+    await tx`
+      update notification_deliveries
+      set status = 'dead_lettered', attempts = attempts + 1, cycle_attempts = ${used}, dead_lettered_at = now(),
+          dead_letter_reason = 'attempts_exhausted', next_attempt_at = null,
+          pinned_secret_id = coalesce(pinned_secret_id, ${outcome.secretId}::uuid), last_attempt_at = ${outcome.at}, updated_at = now()
+      where tenant_id = ${tenantId} and id = ${deliveryId}`
+    return
+  }
+  const next = new Date(Date.now() + deliveryBackoffMs(used, deps.config.webhookRetryInitialMs))
+  await tx`
+    update notification_deliveries
+    set attempts = attempts + 1, cycle_attempts = ${used}, next_attempt_at = ${next},
+        pinned_secret_id = coalesce(pinned_secret_id, ${outcome.secretId}::uuid), last_attempt_at = ${outcome.at}, updated_at = now()
+    where tenant_id = ${tenantId} and id = ${deliveryId}`
+  await enqueueJob(tx, { kind: DELIVERY_JOB_KIND, tenantId, payload: { deliveryId, cycle: d.cycle }, runAt: next })
+}
+
+/**
+ * The delivery job kind. A run that fails for an internal reason (not the peer's) is retried as a
+ * job; after 10 such runs the delivery is dead-lettered with reason internal_error.
+ */
+export function deliveryJobKind(opts: DeliveryKindOptions = {}): JobKind {
+  return {
+    maxAttempts: 10,
+    prepare: (job, deps) => attempt(job, deps, opts),
+    handler: (tx, job, deps) => record(tx, job, deps, job.prepared as AttemptOutcome),
+    async onGiveUp(tx, job) {
+      await tx`
+        update notification_deliveries
+        set status = 'dead_lettered', dead_lettered_at = now(), dead_letter_reason = 'internal_error', next_attempt_at = null, updated_at = now()
+        where tenant_id = ${job.tenantId} and id = ${(job.payload as { deliveryId: string }).deliveryId} and status = 'pending'`
+    },
+  }
+}

@@ -1,0 +1,14 @@
+/**
+ * The one table of job kinds: kind name -> handler and retry policy. Each issue adds its line(s);
+ * the runner looks a claimed job's kind up here.
+ */
+import type { JobKind } from './types'
+import { deliveryJobKind } from './deliver'
+import { DELIVERY_JOB_KIND } from '../server/notifications/deliveries'
+import { MAINTENANCE_JOB_KIND, maintenanceJobKind } from './maintenance'
+
+/** Every job kind the runner knows. */
+export const JOB_KINDS: Record<string, JobKind> = {
+  [DELIVERY_JOB_KIND]: deliveryJobKind(),
+  [MAINTENANCE_JOB_KIND]: maintenanceJobKind(),
+}

@@ -1,0 +1,244 @@
+/**
+ * The job runner. It claims due jobs with `SELECT ... FOR UPDATE SKIP LOCKED`, marking each with a
+ * lease (locked_by, locked_until) that a heartbeat extends while the job runs, and runs a handler
+ * per kind with bounded concurrency. A job finishes (is deleted, or re-armed when recurring) in the
+ * same transaction as its handler's writes; a throwing handler rolls back and the job is retried
+ * with back-off until its kind's max attempts, then marked dead and the kind's onGiveUp runs.
+ * A crash at any moment leaves the job claimable again once its lease lapses; a worker that lost
+ * its lease never finishes the job (the new owner does). N runners on one database never run a
+ * job twice at once. stop() drains: no new claims, in-flight jobs finish (or are released).
+ */
+import { hostname } from 'node:os'
+import type { AppDeps } from '../server/deps'
+import type { Tx } from '../server/db/connect'
+import type { ClaimedJob, JobKind } from './types'
+import { JOB_KINDS } from './handlers'
+import { jobBackoffMs } from './backoff'
+import { armMaintenance } from './maintenance'
+
+/** Options of a runner; unset ones come from the configuration (SVC_JOB_*). */
+export interface RunnerOptions {
+  /** Jobs run at once by this runner (default SVC_JOB_CONCURRENCY, 8). */
+  concurrency?: number
+  /** Pause between claims when nothing is due (default SVC_JOB_POLL_MS, 500). */
+  pollMs?: number
+  /** Lease of a claimed job, extended by a heartbeat every third of it (default SVC_JOB_LEASE_MS, 60 s). */
+  leaseMs?: number
+  /** The job-kind table (default JOB_KINDS); tests pass a variant. */
+  kinds?: Record<string, JobKind>
+  /** How long stop() waits for in-flight jobs before releasing them (default 20 s). */
+  drainTimeoutMs?: number
+  /** A structured log line. */
+  log?: (level: 'info' | 'warn' | 'error', message: string, extra?: Record<string, unknown>) => void
+}
+
+/** A running runner. */
+export interface Runner {
+  readonly workerId: string
+  /** Stops claiming, lets in-flight jobs finish (or releases them after the drain timeout), then resolves. */
+  stop(): Promise<void>
+}
+
+const DEFAULT_MAX_ATTEMPTS = 5
+
+const defaultLog: NonNullable<RunnerOptions['log']> = (level, message, extra = {}) =>
+  console.log(JSON.stringify({ level, time: new Date().toISOString(), message, ...extra }))
+
+/** The claim-run-finish engine shared by the long-running runner and runJobsUntilIdle. */
+class Engine {
+  readonly workerId = `${hostname()}:${process.pid}:${crypto.randomUUID().slice(0, 8)}`
+  readonly inflight = new Map<string, Promise<void>>()
+  readonly kinds: Record<string, JobKind>
+  readonly leaseMs: number
+  readonly log: NonNullable<RunnerOptions['log']>
+
+  constructor(readonly deps: AppDeps, opts: RunnerOptions) {
+    this.kinds = opts.kinds ?? JOB_KINDS
+    this.leaseMs = opts.leaseMs ?? deps.config.jobLeaseMs ?? 60_000
+    this.log = opts.log ?? defaultLog
+  }
+
+  /** Claims up to `n` due jobs for this worker. */
+  async claim(n: number): Promise<ClaimedJob[]> {
+    if (n <= 0) return []
+    const { sql } = this.deps
+    const rows = await sql<{ id: string; kind: string; tenant_id: string | null; payload: Record<string, any>; attempts: number }[]>`
+      update jobs j
+      set locked_by = ${this.workerId}, locked_until = now() + make_interval(secs => ${this.leaseMs / 1000}),
+          attempts = j.attempts + 1, updated_at = now()
+      from (
+        select id from jobs
+        where dead_at is null and run_at <= now() and (locked_until is null or locked_until < now())
+        order by run_at
+        limit ${n}
+        for update skip locked
+      ) due
+      where j.id = due.id
+      returning j.id, j.kind, j.tenant_id, j.payload, j.attempts`
+    return rows.map((r) => ({ id: r.id, kind: r.kind, tenantId: r.tenant_id, payload: r.payload, attempts: r.attempts }))
+  }
+
+  /** Starts running a claimed job; the promise settles when the job is finished, retried or lost. */
+  start(job: ClaimedJob): Promise<void> {
+    const p = this.run(job).catch((e) => this.log('error', 'job runner failure', { job_id: job.id, kind: job.kind, error: String((e as Error)?.message ?? e) }))
+      .finally(() => this.inflight.delete(job.id))
+    this.inflight.set(job.id, p)
+    return p
+  }
+
+  async run(job: ClaimedJob): Promise<void> {
+    const kind = this.kinds[job.kind]
+    const { sql } = this.deps
+    try {
+      if (!kind) throw new Error(`no handler for job kind ${job.kind}`)
+      if (kind.prepare) job.prepared = await kind.prepare(job, this.deps)
+      await sql.begin(async (tx) => {
+        // Ownership check and row lock: a worker whose lease was taken over finishes nothing.
+        const [own] = await tx`update jobs set updated_at = now() where id = ${job.id} and locked_by = ${this.workerId} returning id`
+        if (!own) return
+        await kind.handler(tx, job, this.deps)
+        if (kind.repeatEveryMs !== undefined) {
+          await tx`
+            update jobs set run_at = now() + make_interval(secs => ${kind.repeatEveryMs / 1000}), attempts = 0,
+              locked_by = null, locked_until = null, last_error = null, updated_at = now()
+            where id = ${job.id}`
+        } else {
+          await tx`delete from jobs where id = ${job.id}`
+        }
+      })
+    } catch (e) {
+      await this.fail(job, kind, e)
+    }
+  }
+
+  /** Schedules a retry of a failed run, or marks the job dead and runs onGiveUp. */
+  async fail(job: ClaimedJob, kind: JobKind | undefined, error: unknown): Promise<void> {
+    const { sql } = this.deps
+    const message = String((error as Error)?.message ?? error).slice(0, 2000)
+    const max = kind?.maxAttempts ?? DEFAULT_MAX_ATTEMPTS
+    if (job.attempts >= max) {
+      this.log('error', 'job given up', { job_id: job.id, kind: job.kind, attempts: job.attempts, error: message })
+      const markDead = (tx: Tx) => tx`
+        update jobs set dead_at = now(), last_error = ${message}, locked_by = null, locked_until = null, updated_at = now()
+        where id = ${job.id} and locked_by = ${this.workerId} returning id`
+      try {
+        await sql.begin(async (tx) => {
+          const [own] = await markDead(tx)
+          if (own && kind?.onGiveUp) await kind.onGiveUp(tx, job, this.deps)
+        })
+      } catch (e) {
+        this.log('error', 'job onGiveUp failed', { job_id: job.id, kind: job.kind, error: String((e as Error)?.message ?? e) })
+        await sql.begin((tx) => markDead(tx))
+      }
+      return
+    }
+    const delay = (kind?.backoffMs ?? jobBackoffMs)(job.attempts)
+    this.log('warn', 'job failed; will retry', { job_id: job.id, kind: job.kind, attempts: job.attempts, retry_in_ms: delay, error: message })
+    await sql`
+      update jobs set run_at = now() + make_interval(secs => ${delay / 1000}), last_error = ${message},
+        locked_by = null, locked_until = null, updated_at = now()
+      where id = ${job.id} and locked_by = ${this.workerId}`
+  }
+
+  /** Extends the lease of every in-flight job of this worker. */
+  async heartbeat(): Promise<void> {
+    const ids = [...this.inflight.keys()]
+    if (ids.length === 0) return
+    await this.deps.sql`
+      update jobs set locked_until = now() + make_interval(secs => ${this.leaseMs / 1000})
+      where locked_by = ${this.workerId} and id = any(${ids}::uuid[])`
+  }
+
+  /** Gives up the leases of jobs still in flight (their runs will find they no longer own them). */
+  async release(): Promise<number> {
+    const rows = await this.deps.sql`
+      update jobs set locked_by = null, locked_until = null, attempts = greatest(attempts - 1, 0), updated_at = now()
+      where locked_by = ${this.workerId} returning id`
+    return rows.length
+  }
+}
+
+/**
+ * Starts a runner in this process: claims due jobs until stop() is called. `bun run start` runs one
+ * beside the HTTP listener; `bun run worker` runs one alone.
+ */
+export function startRunner(deps: AppDeps, opts: RunnerOptions = {}): Runner {
+  const engine = new Engine(deps, opts)
+  const concurrency = Math.max(1, opts.concurrency ?? deps.config.jobConcurrency ?? 8)
+  const pollMs = Math.max(1, opts.pollMs ?? deps.config.jobPollMs ?? 500)
+  const drainTimeoutMs = opts.drainTimeoutMs ?? 20_000
+  let stopping = false
+  let wake: () => void = () => {}
+  const nap = (ms: number) => new Promise<void>((resolve) => {
+    const timer = setTimeout(resolve, ms)
+    wake = () => { clearTimeout(timer); resolve() }
+  })
+
+  const heartbeat = setInterval(() => {
+    engine.heartbeat().catch((e) => engine.log('warn', 'job lease heartbeat failed', { error: String((e as Error)?.message ?? e) }))
+  }, Math.max(50, Math.floor(engine.leaseMs / 3)))
+
+  const loop = (async () => {
+    await armMaintenance(deps.sql).catch((e) => engine.log('warn', 'could not arm the maintenance job', { error: String((e as Error)?.message ?? e) }))
+    while (!stopping) {
+      const free = concurrency - engine.inflight.size
+      let claimed = 0
+      if (free > 0) {
+        try {
+          const jobs = await engine.claim(free)
+          claimed = jobs.length
+          for (const job of jobs) void engine.start(job).then(() => wake())
+        } catch (e) {
+          if (stopping) break
+          engine.log('error', 'job claim failed', { error: String((e as Error)?.message ?? e) })
+          await nap(pollMs * 4)
+          continue
+        }
+      }
+      if (stopping) break
+      // Full: wait for a slot. Not full and nothing more was due: wait a poll interval (or a slot).
+      if (engine.inflight.size >= concurrency || claimed < free) await nap(engine.inflight.size >= concurrency ? 60_000 : pollMs)
+    }
+  })()
+
+  return {
+    workerId: engine.workerId,
+    async stop() {
+      if (stopping) return loop
+      stopping = true
+      wake()
+      await loop
+      const pending = [...engine.inflight.values()]
+      if (pending.length) {
+        const drained = await Promise.race([
+          Promise.allSettled(pending).then(() => true),
+          new Promise<boolean>((r) => setTimeout(() => r(false), drainTimeoutMs)),
+        ])
+        if (!drained) {
+          const released = await engine.release().catch(() => 0)
+          engine.log('warn', 'drain timed out; released in-flight jobs', { released })
+        }
+      }
+      clearInterval(heartbeat)
+    },
+  }
+}
+
+/**
+ * Runs every due job (and the jobs those enqueue, while due) until none is due, then resolves with
+ * how many runs it made. For deterministic tests and scripts; jobs scheduled in the future (retries
+ * after back-off) are left for later.
+ */
+export async function runJobsUntilIdle(deps: AppDeps, opts: Pick<RunnerOptions, 'kinds' | 'concurrency' | 'log' | 'leaseMs'> & { maxRuns?: number } = {}): Promise<number> {
+  const engine = new Engine(deps, opts)
+  const concurrency = Math.max(1, opts.concurrency ?? 4)
+  const maxRuns = opts.maxRuns ?? 100_000
+  let runs = 0
+  while (runs < maxRuns) {
+    const jobs = await engine.claim(Math.min(concurrency, maxRuns - runs))
+    if (jobs.length === 0) break
+    runs += jobs.length
+    await Promise.all(jobs.map((j) => engine.start(j)))
+  }
+  return runs
+}

@@ -1,0 +1,75 @@
+/**
+ * The SSRF guard of webhook sends. A target's host is resolved on every send; if any address it
+ * resolves to is not ordinary public unicast (private, loopback, link-local, unique-local,
+ * unspecified, multicast, broadcast, carrier-grade NAT, reserved, translation and tunnel ranges,
+ * for IPv4, IPv6 and IPv4-mapped IPv6 alike) the send is refused. The caller then connects to the
+ * address that was checked, so a DNS answer that changes between check and connect cannot reach a
+ * private address. Ranges come from ipaddr.js, not hand-written masks.
+ */
+import { lookup } from 'node:dns/promises'
+import ipaddr from 'ipaddr.js'
+
+/** An address a host resolved to. */
+export interface CheckedAddress { address: string; family: 4 | 6 }
+
+/** The outcome of checking a host: a public address to connect to, a refusal, or a DNS failure. */
+export type TargetCheck =
+  | { ok: true; target: CheckedAddress }
+  | { ok: false; refused: true; address: string; range: string }
+  | { ok: false; refused: false; error: 'dns_error' }
+
+/** The ipaddr.js range name of an address, IPv4-mapped IPv6 classified as its IPv4 address. */
+export function addressRange(address: string): string {
+  const parsed = ipaddr.process(address)
+  return parsed.range()
+}
+
+/** The canonical text of an IP literal (IPv4-mapped IPv6 as IPv4), for comparing allow-list entries. */
+export function canonicalAddress(address: string): string {
+  return ipaddr.process(address).toNormalizedString()
+}
+
+/** Whether a webhook may connect to this address: public unicast, or exempt by the allow list. */
+export function isAllowedAddress(address: string, allow: ReadonlySet<string> = new Set()): boolean {
+  if (!ipaddr.isValid(address)) return false
+  if (allow.has(canonicalAddress(address))) return true
+  return addressRange(address) === 'unicast'
+}
+
+/** The allow list of SVC_WEBHOOK_UNSAFE_ALLOW_ADDRESSES in canonical form. */
+export function allowListOf(addresses: readonly string[]): ReadonlySet<string> {
+  return new Set(addresses.filter((a) => ipaddr.isValid(a)).map(canonicalAddress))
+}
+
+/** A URL hostname without the brackets of an IPv6 literal. */
+export function bareHost(hostname: string): string {
+  return hostname.startsWith('[') && hostname.endsWith(']') ? hostname.slice(1, -1) : hostname
+}
+
+/**
+ * Resolves `hostname` (DNS on every call; an IP literal is taken as is) and checks every answer.
+ * One refused answer refuses the target, so round-robin answers cannot smuggle a private address.
+ */
+export async function checkTarget(hostname: string, allow: ReadonlySet<string>): Promise<TargetCheck> {
+  const host = bareHost(hostname)
+  let answers: CheckedAddress[]
+  if (ipaddr.isValid(host)) {
+    answers = [{ address: host, family: ipaddr.parse(host).kind() === 'ipv6' ? 6 : 4 }]
+  } else {
+    try {
+      const found = await lookup(host, { all: true, verbatim: true })
+      answers = found.map((a) => ({ address: a.address, family: a.family === 6 ? 6 : 4 }))
+    } catch {
+      return { ok: false, refused: false, error: 'dns_error' }
+    }
+    if (answers.length === 0) return { ok: false, refused: false, error: 'dns_error' }
+  }
+  for (const a of answers) {
+    if (!isAllowedAddress(a.address, allow)) {
+      return { ok: false, refused: true, address: a.address, range: ipaddr.isValid(a.address) ? addressRange(a.address) : 'invalid' }
+    }
+  }
+  // Connect to the checked address itself; an IPv4-mapped IPv6 answer is dialled as its IPv4 address.
+  const chosen = ipaddr.process(answers[0]!.address)
+  return { ok: true, target: { address: chosen.toString(), family: chosen.kind() === 'ipv6' ? 6 : 4 } }
+}

@@ -1,0 +1,43 @@
+/**
+ * The shapes of the job runner that every handler author codes against (see the jobs contract):
+ * a claimed job, a handler, and a job kind.
+ */
+import type { Tx } from '../server/db/connect'
+import type { AppDeps } from '../server/deps'
+
+/** A job as its handler sees it once claimed. `attempts` counts this run (1 on the first). */
+export interface ClaimedJob {
+  id: string
+  kind: string
+  tenantId: string | null
+  payload: Record<string, any>
+  attempts: number
+  /** What the kind's `prepare` step returned (only for kinds that have one). */
+  prepared?: unknown
+}
+
+/**
+ * A handler runs inside a transaction that also finishes the job; throwing rolls its writes back
+ * and schedules a retry (with back-off) until the kind's max attempts, then the job is dead and the
+ * kind's onGiveUp (if any) runs in its own transaction. deps = the app's AppDeps.
+ */
+export type JobHandler = (tx: Tx, job: ClaimedJob, deps: AppDeps) => Promise<void>
+
+/** One kind of job: its handler and retry policy. */
+export interface JobKind {
+  handler: JobHandler
+  /** Runs of the job before it is dead (default 5). A crash counts as a run. */
+  maxAttempts?: number
+  /** Runs once, in its own transaction, when the job is given up. */
+  onGiveUp?: JobHandler
+  /**
+   * Optional work done OUTSIDE any transaction before the handler (a network send, for example), so
+   * no database connection is held while waiting on a peer. Its result reaches the handler as
+   * `job.prepared`; throwing counts as a failed run like a throwing handler.
+   */
+  prepare?: (job: ClaimedJob, deps: AppDeps) => Promise<unknown>
+  /** Delay before the next run after `attempts` failed runs (default: 1 s doubling, capped at 5 min). */
+  backoffMs?: (attempts: number) => number
+  /** A recurring kind: after a successful run the job is re-armed this far ahead instead of deleted. */
+  repeatEveryMs?: number
+}

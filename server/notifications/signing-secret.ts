@@ -1,0 +1,152 @@
+/**
+ * The webhook signing secret: one per workspace, minted lazily by the first rotate; a rotate keeps
+ * the previous secret valid for 24 h (revoke_at), after which its value is destroyed and only
+ * secret_last4 stays. Values are stored AES-256-GCM encrypted under a key derived from the service
+ * key, bound to their workspace and id; the plaintext leaves only in the rotate response and in the
+ * signature of a delivery. Owns `webhook_signing_secrets`.
+ */
+import { Elysia } from 'elysia'
+import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto'
+import type { AppDeps } from '../deps'
+import type { Tx } from '../db/connect'
+import { accessControl, tenantOf } from '../auth/access'
+import { problems } from '../http/problem'
+import { responses } from '../http/docs'
+import { deriveKey } from '../secret-key'
+import { SigningSecretMetadata, SigningSecretRotated } from '../../schemas/notifications'
+import { NOTIFICATIONS_READ, NOTIFICATIONS_WRITE } from './access'
+
+/** How long a rotated-out secret stays valid. */
+export const SECRET_OVERLAP_MS = 24 * 3_600_000
+
+/** A row of `webhook_signing_secrets` (without the ciphertext). */
+interface SecretMeta { id: string; secret_last4: string; created_at: Date; revoke_at: Date | null }
+
+/** A usable secret: its id and plaintext. */
+export interface SigningSecret { id: string; secret: string }
+
+const encryptionKey = (serviceKey: Uint8Array) => deriveKey(serviceKey, 'webhook-signing-secret')
+const aad = (tenantId: string, id: string) => Buffer.from(`${tenantId}/${id}`)
+
+/** Encrypts a secret for storage: 12-byte nonce, 16-byte tag, ciphertext. */
+export function sealSecret(serviceKey: Uint8Array, tenantId: string, id: string, secret: string): Buffer {
+  const iv = randomBytes(12)
+  const cipher = createCipheriv('aes-256-gcm', encryptionKey(serviceKey), iv)
+  cipher.setAAD(aad(tenantId, id))
+  const ct = Buffer.concat([cipher.update(secret, 'utf8'), cipher.final()])
+  return Buffer.concat([iv, cipher.getAuthTag(), ct])
+}
+
+/** Decrypts a stored secret (throws if it was tampered with or moved to another workspace or id). */
+export function openSecret(serviceKey: Uint8Array, tenantId: string, id: string, sealed: Uint8Array): string {
+  const buf = Buffer.from(sealed)
+  const decipher = createDecipheriv('aes-256-gcm', encryptionKey(serviceKey), buf.subarray(0, 12))
+  decipher.setAAD(aad(tenantId, id))
+  decipher.setAuthTag(buf.subarray(12, 28))
+  return Buffer.concat([decipher.update(buf.subarray(28)), decipher.final()]).toString('utf8')
+}
+
+/** A fresh secret: `whsec_` and 32 random bytes in base64url. */
+export function mintSecretValue(): string {
+  return `whsec_${randomBytes(32).toString('base64url')}`
+}
+
+/** Destroys the values of a workspace's rotated-out secrets whose revoke_at has passed (all workspaces when null). */
+export async function destroyExpiredSecrets(tx: Tx, tenantId: string | null): Promise<number> {
+  const rows = await tx`
+    update webhook_signing_secrets set secret_ciphertext = null, destroyed_at = now()
+    where ${tenantId !== null ? tx`tenant_id = ${tenantId} and` : tx``} revoke_at <= now() and secret_ciphertext is not null
+    returning id`
+  return rows.length
+}
+
+/**
+ * Rotates the workspace's secret in the caller's transaction: the active one (if any) is rotated
+ * out with revoke_at = now + 24 h and a new one becomes active. Returns the new plaintext.
+ */
+export async function rotateSecret(tx: Tx, serviceKey: Uint8Array, tenantId: string) {
+  // Serialise rotations of one workspace (two at once would both retire the same active secret).
+  await tx`select pg_advisory_xact_lock(hashtext(${`svc:signing-secret:${tenantId}`}))`
+  await destroyExpiredSecrets(tx, tenantId)
+  const [previous] = await tx<{ id: string; revoke_at: Date }[]>`
+    update webhook_signing_secrets
+    set rotated_out_at = now(), revoke_at = now() + make_interval(secs => ${SECRET_OVERLAP_MS / 1000})
+    where tenant_id = ${tenantId} and rotated_out_at is null
+    returning id, revoke_at`
+  const id = Bun.randomUUIDv7()
+  const secret = mintSecretValue()
+  const [row] = await tx<{ created_at: Date }[]>`
+    insert into webhook_signing_secrets (tenant_id, id, secret_ciphertext, secret_last4)
+    values (${tenantId}, ${id}, ${sealSecret(serviceKey, tenantId, id, secret)}, ${secret.slice(-4)})
+    returning created_at`
+  return {
+    id,
+    secret,
+    secret_last4: secret.slice(-4),
+    rotated_at: row!.created_at.toISOString(),
+    ...(previous ? { previous_revoke_at: previous.revoke_at.toISOString() } : {}),
+  }
+}
+
+/**
+ * The secret a delivery attempt signs with: the pinned one while it is still usable, otherwise the
+ * workspace's active one; null when the workspace has none (the delivery is then refused).
+ */
+export async function secretForSigning(sql: Tx, serviceKey: Uint8Array, tenantId: string, pinnedId: string | null): Promise<SigningSecret | null> {
+  const rows = await sql<{ id: string; secret_ciphertext: Uint8Array; pinned: boolean }[]>`
+    select id, secret_ciphertext, (id = ${pinnedId}::uuid) is true as pinned
+    from webhook_signing_secrets
+    where tenant_id = ${tenantId} and secret_ciphertext is not null
+      and (rotated_out_at is null or (revoke_at > now() and id = ${pinnedId}::uuid))
+    order by (id = ${pinnedId}::uuid) is true desc
+    limit 1`
+  const row = rows[0]
+  if (!row) return null
+  return { id: row.id, secret: openSecret(serviceKey, tenantId, row.id, row.secret_ciphertext) }
+}
+
+/** Signing-secret routes. */
+export function signingSecretRoutes(deps: AppDeps) {
+  const { sql } = deps
+  return new Elysia({ name: 'webhook-signing-secret' })
+    .use(accessControl(deps.authenticate))
+    .get('/v1/webhook-signing-secret', async ({ principal }) => {
+      const tenantId = tenantOf(principal)
+      const rows = await sql<(SecretMeta & { active: boolean })[]>`
+        select id, secret_last4, created_at, revoke_at, rotated_out_at is null as active
+        from webhook_signing_secrets
+        where tenant_id = ${tenantId} and (rotated_out_at is null or revoke_at > now())
+        order by id desc`
+      const active = rows.find((r) => r.active)
+      if (!active) throw problems.notFound('signing secret (the first rotate mints it)')
+      const previous = rows.find((r) => !r.active)
+      return {
+        id: active.id,
+        secret_last4: active.secret_last4,
+        created_at: active.created_at.toISOString(),
+        rotated_at: active.created_at.toISOString(),
+        ...(previous ? { previous: { id: previous.id, secret_last4: previous.secret_last4, revoke_at: previous.revoke_at!.toISOString() } } : {}),
+      }
+    }, {
+      access: NOTIFICATIONS_READ,
+      detail: {
+        summary: "Read the workspace's webhook signing secret metadata (never the value)",
+        tags: ['Notifications'],
+        responses: responses({ 200: SigningSecretMetadata }, ['not_found']),
+      },
+    })
+    .post('/v1/webhook-signing-secret/rotate', async ({ principal, set }) => {
+      const tenantId = tenantOf(principal)
+      const rotated = await sql.begin((tx) => rotateSecret(tx, deps.secretKey, tenantId))
+      set.headers['cache-control'] = 'no-store'
+      return rotated
+    }, {
+      access: NOTIFICATIONS_WRITE,
+      detail: {
+        summary: 'Rotate the webhook signing secret (the first rotate mints it); the full secret is shown only here',
+        description: 'The previous secret stays valid for 24 hours (previous_revoke_at), then its value is destroyed. Deliveries already in a retry cycle keep the secret they pinned at their first attempt.',
+        tags: ['Notifications'],
+        responses: responses({ 200: SigningSecretRotated }, []),
+      },
+    })
+}

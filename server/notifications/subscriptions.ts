@@ -1,0 +1,165 @@
+/**
+ * Task-notification subscriptions: create (standalone or inline on a task-creating request), read
+ * one, list. Owns the `task_notification_subscriptions` table.
+ */
+import { Elysia } from 'elysia'
+import type { AppDeps } from '../deps'
+import type { Tx } from '../db/connect'
+import { accessControl, tenantOf } from '../auth/access'
+import { problems } from '../http/problem'
+import { documentQuery, readQuery } from '../http/query'
+import { idempotencyKeyOf, runIdempotent } from '../http/idempotency'
+import { BODY_PROBLEMS, LIST_PROBLEMS, PATH_PROBLEMS, responses } from '../http/docs'
+import { PageOf } from '../../schemas/common'
+import { Subscription, SubscriptionCreate, SubscriptionListQuery, SubscriptionParams } from '../../schemas/notifications'
+import { TASK_KINDS, type TaskKind } from './outcomes'
+import { NOTIFICATIONS_READ, NOTIFICATIONS_WRITE } from './access'
+
+/** A row of `task_notification_subscriptions`. */
+export interface SubscriptionRow {
+  id: string
+  task_kind: string
+  task_id: string
+  channel: 'email' | 'webhook'
+  email_address: string | null
+  webhook_url: string | null
+  status: string
+  created_at: Date
+}
+
+const COLUMNS = 'id, task_kind, task_id, channel, email_address, webhook_url, status, created_at'
+
+/** The API shape of a subscription; the target member of the other channel is absent. */
+export function renderSubscription(row: SubscriptionRow) {
+  return {
+    id: row.id,
+    task_kind: row.task_kind,
+    task_id: row.task_id,
+    channel: row.channel,
+    ...(row.email_address !== null ? { email: { address: row.email_address } } : {}),
+    ...(row.webhook_url !== null ? { webhook: { url: row.webhook_url } } : {}),
+    status: row.status,
+    created_at: row.created_at.toISOString(),
+  }
+}
+
+/** What creating a subscription takes (the standalone body and an inline item both map to it). */
+export interface SubscriptionInput {
+  taskKind: TaskKind
+  taskId: string
+  channel: 'email' | 'webhook'
+  email?: { address: string } | undefined
+  webhook?: { url: string } | undefined
+}
+
+/** Why a webhook URL is refused at write time, or null when it is acceptable (https, no userinfo). */
+export function webhookUrlProblem(raw: string): string | null {
+  let url: URL
+  try { url = new URL(raw) } catch { return 'must be an absolute https URL' }
+  if (url.protocol !== 'https:') return 'must be an https URL (http and other schemes are refused)'
+  if (url.username !== '' || url.password !== '') return 'must not carry credentials'
+  if (url.hostname === '') return 'must name a host'
+  return null
+}
+
+const EMAIL = /^[^\s@<>()[\]\\,;:"]{1,64}@[^\s@<>()[\]\\,;:"]+\.[^\s@<>()[\]\\,;:".]{2,}$/
+
+/**
+ * Checks the channel and its target; throws a 422 schema problem whose pointers start with
+ * `pointerBase` ("" for the standalone body, "/notifications/3" for an inline item).
+ */
+export function checkTarget(input: SubscriptionInput, pointerBase = ''): void {
+  const errors: { pointer: string; message: string }[] = []
+  const other = input.channel === 'email' ? 'webhook' : 'email'
+  if (input[input.channel] === undefined) errors.push({ pointer: `${pointerBase}/${input.channel}`, message: `is required when channel is ${input.channel}` })
+  if (input[other] !== undefined) errors.push({ pointer: `${pointerBase}/${other}`, message: `must be absent when channel is ${input.channel}` })
+  if (input.channel === 'webhook' && input.webhook) {
+    const why = webhookUrlProblem(input.webhook.url)
+    if (why) errors.push({ pointer: `${pointerBase}/webhook/url`, message: why })
+  }
+  if (input.channel === 'email' && input.email && (!EMAIL.test(input.email.address) || input.email.address.length > 254)) {
+    errors.push({ pointer: `${pointerBase}/email/address`, message: 'must be an email address' })
+  }
+  if (errors.length) throw problems.schema(errors)
+}
+
+/** Creates one subscription in the caller's transaction (after checkTarget). */
+export async function createSubscription(tx: Tx, tenantId: string, input: SubscriptionInput): Promise<SubscriptionRow> {
+  const [row] = await tx<SubscriptionRow[]>`
+    insert into task_notification_subscriptions (tenant_id, id, task_kind, task_id, channel, email_address, webhook_url)
+    values (${tenantId}, ${Bun.randomUUIDv7()}, ${input.taskKind}, ${input.taskId}, ${input.channel},
+            ${input.channel === 'email' ? input.email!.address : null}, ${input.channel === 'webhook' ? input.webhook!.url : null})
+    returning ${tx.unsafe(COLUMNS)}`
+  return row!
+}
+
+/** Reads one subscription of a workspace, or null (absent and foreign look the same). */
+export async function findSubscription(sql: Tx, tenantId: string, id: string): Promise<SubscriptionRow | null> {
+  const [row] = await sql<SubscriptionRow[]>`
+    select ${sql.unsafe(COLUMNS)} from task_notification_subscriptions where tenant_id = ${tenantId} and id = ${id}`
+  return row ?? null
+}
+
+/** Subscription routes. */
+export function subscriptionRoutes(deps: AppDeps) {
+  const { sql, cursors } = deps
+  documentQuery('GET', '/v1/task-notification-subscriptions', SubscriptionListQuery)
+
+  return new Elysia({ name: 'task-notification-subscriptions' })
+    .use(accessControl(deps.authenticate))
+    .post('/v1/task-notification-subscriptions', async ({ principal, body, request, path, set }) => {
+      const tenantId = tenantOf(principal)
+      const input: SubscriptionInput = { taskKind: body.task_kind, taskId: body.task_id, channel: body.channel, email: body.email, webhook: body.webhook }
+      checkTarget(input)
+      const result = await runIdempotent(
+        { sql, tenantId, method: 'POST', path, body, key: idempotencyKeyOf(request) },
+        async (tx) => {
+          const row = await createSubscription(tx, tenantId, input)
+          return { status: 201, body: renderSubscription(row), location: `/v1/task-notification-subscriptions/${row.id}` }
+        },
+      )
+      set.status = result.status
+      if (result.location) set.headers.location = result.location
+      if (result.replayed) set.headers['idempotent-replayed'] = 'true'
+      return result.body as ReturnType<typeof renderSubscription>
+    }, {
+      access: NOTIFICATIONS_WRITE,
+      body: SubscriptionCreate,
+      detail: {
+        summary: 'Subscribe to a task notification (email or signed https webhook)',
+        tags: ['Notifications'],
+        responses: responses({ 201: Subscription }, [...BODY_PROBLEMS, 'idempotency_conflict', 'conflict']),
+      },
+    })
+    .get('/v1/task-notification-subscriptions', async ({ principal, query }) => {
+      const tenantId = tenantOf(principal)
+      const q = readQuery(SubscriptionListQuery, query)
+      if (q.task_kind !== undefined && !(TASK_KINDS as readonly string[]).includes(q.task_kind)) {
+        throw problems.schema([{ pointer: '/task_kind', message: `must be one of: ${TASK_KINDS.join(', ')}` }])
+      }
+      const limit = q.limit ?? 50
+      const scope = `subscriptions|${q.task_kind ?? ''}|${q.task_id ?? ''}`
+      const after = q.cursor !== undefined ? cursors.decode(q.cursor, scope) : null
+      const rows = await sql<SubscriptionRow[]>`
+        select ${sql.unsafe(COLUMNS)} from task_notification_subscriptions
+        where tenant_id = ${tenantId}
+          ${after !== null ? sql`and id < ${after}` : sql``}
+          ${q.task_kind !== undefined ? sql`and task_kind = ${q.task_kind}` : sql``}
+          ${q.task_id !== undefined ? sql`and task_id = ${q.task_id}` : sql``}
+        order by id desc
+        limit ${limit + 1}`
+      return cursors.page(rows, limit, scope, (r) => r.id, renderSubscription)
+    }, {
+      access: NOTIFICATIONS_READ,
+      detail: { summary: 'List task-notification subscriptions, newest first', tags: ['Notifications'], responses: responses({ 200: PageOf(Subscription) }, LIST_PROBLEMS) },
+    })
+    .get('/v1/task-notification-subscriptions/:subscriptionId', async ({ principal, params }) => {
+      const row = await findSubscription(sql, tenantOf(principal), params.subscriptionId)
+      if (!row) throw problems.notFound('subscription')
+      return renderSubscription(row)
+    }, {
+      access: NOTIFICATIONS_READ,
+      params: SubscriptionParams,
+      detail: { summary: 'Read a task-notification subscription', tags: ['Notifications'], responses: responses({ 200: Subscription }, PATH_PROBLEMS) },
+    })
+}
