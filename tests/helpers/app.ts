@@ -16,6 +16,7 @@ import { createTenant } from '../../server/resources/tenants'
 import { addMember } from '../../server/resources/users'
 import { createApiKey } from '../../server/resources/api-keys'
 import { createTestDatabase, type TestDatabase } from './database'
+import { startRunner, type Runner, type RunnerOptions } from '../../jobs/runner'
 
 /** A running app of a test file. */
 export interface TestApp {
@@ -30,6 +31,8 @@ export interface TestApp {
   apiKey(tenantId: string, scopes: string[], opts?: { environment?: 'live' | 'test'; expiresAt?: Date | null }): Promise<string>
   /** Adds an active member bound to `sub`. */
   member(tenantId: string, sub: string, role: string, email?: string): Promise<{ id: string }>
+  /** The in-process job runner (undefined with `runner: false`). */
+  runner: Runner | undefined
   stop(): Promise<void>
 }
 
@@ -37,6 +40,8 @@ export interface TestApp {
 export interface StartOptions {
   env?: Record<string, string>
   extend?: (app: ReturnType<typeof createApp>) => unknown
+  /** The in-process job runner: on by default with a 20 ms poll; options override; false for none (drive jobs with runJobsUntilIdle). */
+  runner?: false | RunnerOptions
 }
 
 /** Starts an app; call stop() in afterAll. */
@@ -57,6 +62,7 @@ export async function startApp(options: StartOptions = {}): Promise<TestApp> {
   options.extend?.(app)
   app.listen({ port: 0, hostname: '127.0.0.1', maxRequestBodySize: config.maxUploadBytes + 1_048_576 })
   const url = `http://127.0.0.1:${app.server!.port}`
+  const runner = options.runner === false ? undefined : startRunner(deps, { pollMs: 20, drainTimeoutMs: 5_000, ...options.runner })
   return {
     url,
     sql: db.sql,
@@ -75,7 +81,9 @@ export async function startApp(options: StartOptions = {}): Promise<TestApp> {
       const user = await addMember(db.sql, tenantId, { email, sub, role })
       return { id: user.id }
     },
+    runner,
     async stop() {
+      await runner?.stop()
       await app.stop(true)
       await db.close()
       await database.drop()
