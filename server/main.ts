@@ -1,5 +1,5 @@
 /**
- * Entry point: configuration, database, migrations, the HTTP listener and (later) the job runner.
+ * Entry point: configuration, database, migrations, the HTTP listener and the job runner.
  * `--worker` runs the job runner alone. SIGTERM/SIGINT drain: readiness fails, the listener stops,
  * in-flight work finishes, the database closes.
  */
@@ -8,6 +8,7 @@ import { openDatabase } from './db/connect'
 import { migrate } from './db/migrate'
 import { createApp } from './app'
 import { wireDeps } from './wiring'
+import { startRunner } from '../jobs/runner'
 
 const log = (level: string, message: string, extra: Record<string, unknown> = {}) =>
   console.log(JSON.stringify({ level, time: new Date().toISOString(), message, ...extra }))
@@ -38,12 +39,16 @@ async function start() {
     : createApp(deps).listen({ port: config.port, hostname: config.host, maxRequestBodySize: config.maxUploadBytes + 1_048_576 })
   if (server) log('info', 'listening', { url: `http://${config.host}:${server.server!.port}`, database: db.embedded ? 'embedded' : 'postgresql' })
   else log('info', 'worker started', { database: db.embedded ? 'embedded' : 'postgresql' })
+  const runner = startRunner(deps, { log })
+  log('info', 'job runner started', { worker_id: runner.workerId, concurrency: config.jobConcurrency })
 
   const shutdown = async (signal: string) => {
     if (draining) return
     draining = true
     log('info', 'draining', { signal })
     await server?.stop()
+    await runner.stop()
+    log('info', 'job runner drained', { worker_id: runner.workerId })
     await db.close()
     process.exit(0)
   }
