@@ -13,6 +13,17 @@ import { Problem } from '../schemas/common'
 import { healthRoutes } from './resources/health'
 import { scenarioRoutes } from './resources/scenarios'
 import { verticalRoutes } from './resources/verticals'
+import { documentRoutes } from './resources/documents'
+import { uploadRoutes } from './resources/uploads'
+import { fileTypeRoutes } from './resources/file-types'
+import { eventRoutes } from './resources/events'
+import { tenantRoutes } from './resources/tenants'
+import { invitationRoutes } from './resources/invitations'
+import { userRoutes } from './resources/users'
+import { apiKeyRoutes } from './resources/api-keys'
+import { tenantSettingsRoutes } from './resources/tenant-settings'
+import { auditRoutes } from './resources/audit'
+import { breakGlassRoutes } from './resources/break-glass'
 import { notificationRoutes } from './notifications/routes'
 import pkg from '../package.json' with { type: 'json' }
 
@@ -43,6 +54,17 @@ export function createApp(deps: AppDeps) {
     .use(healthRoutes(deps))
     .use(verticalRoutes(deps))
     .use(scenarioRoutes(deps))
+    .use(documentRoutes(deps))
+    .use(uploadRoutes(deps))
+    .use(fileTypeRoutes(deps))
+    .use(eventRoutes(deps))
+    .use(tenantRoutes(deps))
+    .use(invitationRoutes(deps))
+    .use(userRoutes(deps))
+    .use(apiKeyRoutes(deps))
+    .use(tenantSettingsRoutes(deps))
+    .use(auditRoutes(deps))
+    .use(breakGlassRoutes(deps))
     .use(notificationRoutes(deps))
 }
 

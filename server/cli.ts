@@ -12,12 +12,19 @@ import { createTenant, findTenantBySlug } from './resources/tenants'
 import { addMember, renderUser } from './resources/users'
 import { createApiKey } from './resources/api-keys'
 import { renderTenant } from './resources/tenants'
+import { setTenantStatus } from './resources/tenants'
+import { verifyAuditChain } from './resources/audit'
+import { raiseBreakGlass, renderBreakGlass } from './resources/break-glass'
 
 const USAGE = `usage: svc <command>
   migrate
   tenant create --slug S [--name N] [--org ORG_ID]
   user add --tenant S --email E --sub SUB --role admin|reviewer|underwriter|viewer
-  api-key create --tenant S --name N --scopes a,b [--environment live|test] [--expires-in-days D]`
+  api-key create --tenant S --name N --scopes a,b [--environment live|test] [--expires-in-days D]
+  tenant suspend --slug S | tenant resume --slug S
+  audit verify --tenant S                  (exit 1 and first_broken when the chain is broken)
+  break-glass request --tenant S --operator SUB --reason R [--minutes M]
+  break-glass list --tenant S [--status requested|approved|denied]`
 
 /** A refusal of the CLI: printed as one line, exit code 2. */
 class UsageError extends Error {}
@@ -36,7 +43,51 @@ const tenantNamed = async (db: Database, slug: string) => {
 
 type Command = (db: Database, args: string[]) => Promise<unknown>
 
+/** A command result that also sets the exit code (printed like any other result). */
+class ExitWith {
+  constructor(readonly output: unknown, readonly code: number) {}
+}
+
+const slugArg = (args: string[]) => need(parseArgs({ args, options: { slug: { type: 'string' } } }).values, 'slug')
+
+const setStatus = (status: 'active' | 'suspended'): Command => async (db, args) => {
+  const out = await setTenantStatus(db.sql, slugArg(args), status, { kind: 'cli' })
+  if (!out) throw new UsageError(`no workspace with slug "${slugArg(args)}"`)
+  return { ...renderTenant(out.tenant), changed: out.changed }
+}
+
 const COMMANDS: Record<string, Command> = {
+  'tenant suspend': setStatus('suspended'),
+  'tenant resume': setStatus('active'),
+
+  'audit verify': async (db, args) => {
+    const { values } = parseArgs({ args, options: { tenant: { type: 'string' } } })
+    const tenant = await tenantNamed(db, need(values, 'tenant'))
+    const result = await verifyAuditChain(db.sql, tenant.id)
+    return new ExitWith({ tenant_id: tenant.id, ...result }, result.ok ? 0 : 1)
+  },
+
+  'break-glass request': async (db, args) => {
+    const { values } = parseArgs({ args, options: { tenant: { type: 'string' }, operator: { type: 'string' }, reason: { type: 'string' }, minutes: { type: 'string', default: '60' } } })
+    const tenant = await tenantNamed(db, need(values, 'tenant'))
+    const minutes = values.minutes ?? '60'
+    if (!/^\d+$/.test(minutes) || Number(minutes) < 1 || Number(minutes) > 1440) throw new UsageError('--minutes must be a whole number from 1 to 1440')
+    const operator = need(values, 'operator')
+    const row = await raiseBreakGlass(db.sql, tenant.id, { operatorSub: operator, reason: need(values, 'reason'), durationMinutes: Number(minutes) }, { kind: 'operator', sub: operator })
+    return renderBreakGlass(row)
+  },
+
+  'break-glass list': async (db, args) => {
+    const { values } = parseArgs({ args, options: { tenant: { type: 'string' }, status: { type: 'string' } } })
+    const tenant = await tenantNamed(db, need(values, 'tenant'))
+    if (values.status !== undefined && !['requested', 'approved', 'denied'].includes(values.status)) throw new UsageError('--status must be requested, approved or denied')
+    const rows = await db.sql`
+      select * from break_glass_requests
+      where tenant_id = ${tenant.id} ${values.status ? db.sql`and status = ${values.status}` : db.sql``}
+      order by id desc`
+    return { items: rows.map((r) => renderBreakGlass(r as never)) }
+  },
+
   migrate: async (db) => ({ applied: await migrate(db.sql) }),
 
   'tenant create': async (db, args) => {
@@ -84,6 +135,10 @@ export async function runCli(argv: string[]): Promise<number> {
     db = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, max: 2 })
     if (name !== 'migrate') await migrate(db.sql)
     const out = await command(db, argv.slice(name === 'migrate' ? 1 : 2))
+    if (out instanceof ExitWith) {
+      console.log(JSON.stringify(out.output, null, 2))
+      return out.code
+    }
     console.log(JSON.stringify(out, null, 2))
     return 0
   } catch (e) {

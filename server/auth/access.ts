@@ -22,6 +22,11 @@ export interface AccessRule {
   operator?: true
   /** Embed sessions, for GETs on their bound case (the route names the case in `scenarioId`). */
   embed?: true
+  /**
+   * Any person with a valid user token, member or not (accepting an invitation): resolves a
+   * non-member to a `person` principal instead of 401 / not_admitted.
+   */
+  invitee?: true
 }
 
 /** Every role, for read routes open to all members. */
@@ -31,15 +36,18 @@ export const CASE_WRITERS: readonly Role[] = ['admin', 'reviewer', 'underwriter'
 
 /** Refuses a principal that the rule does not admit; returns normally otherwise. */
 export function authorize(rule: AccessRule, p: Principal, request: { method: string; scenarioId?: string }): void {
-  if (p.kind !== 'operator' && p.tenantStatus !== 'active') {
+  if ('tenantStatus' in p && p.tenantStatus !== 'active') {
     throw new ProblemError('tenant_suspended', 'This workspace is suspended.')
   }
   switch (p.kind) {
     case 'operator':
-      if (rule.operator) return
+      if (rule.operator || rule.invitee) return
+      break
+    case 'person':
+      if (rule.invitee) return
       break
     case 'user':
-      if (rule.roles?.includes(p.role) || (rule.operator && p.operator)) return
+      if (rule.roles?.includes(p.role) || (rule.operator && p.operator) || rule.invitee) return
       break
     case 'api_key':
       if (rule.humanOnly) throw problems.forbidden('API keys cannot use this human-only surface.')
@@ -58,7 +66,7 @@ export function authorize(rule: AccessRule, p: Principal, request: { method: str
 
 /** The workspace a principal acts in; operators without a membership have none (403). */
 export function tenantOf(p: Principal): string {
-  if (p.kind === 'operator') throw problems.forbidden('This operation needs a workspace credential.')
+  if (p.kind === 'operator' || p.kind === 'person') throw problems.forbidden('This operation needs a workspace credential.')
   return p.tenantId
 }
 
@@ -69,6 +77,7 @@ const describeRule = (rule: AccessRule) => ({
   human_only: rule.humanOnly ?? false,
   operator: rule.operator ?? false,
   embed: rule.embed ?? false,
+  invitee: rule.invitee ?? false,
 })
 
 
@@ -83,16 +92,26 @@ function accessDetail(rule: AccessRule): DocumentDetail {
 
 type DocumentDetail = NonNullable<Parameters<Elysia['get']>[2]> extends { detail?: infer D } ? D : never
 
-/** The `access` macro: authenticates, authorizes and exposes `principal` to the handler. */
+/** Principals resolved in `transform`, handed to `resolve` (which runs after validation). */
+const resolved = new WeakMap<Request, Principal>()
+
+/**
+ * The `access` macro: authenticates, authorizes and exposes `principal` to the handler. It runs in
+ * `transform`, before schema validation, so a caller without a valid credential gets 401 and a
+ * refused one 403 whatever the body, and a malformed request learns nothing before authorization.
+ */
 export function accessControl(authenticate: Authenticator) {
   return new Elysia({ name: 'access-control' }).macro({
     access: (rule: AccessRule) => ({
       detail: accessDetail(rule),
-      async resolve({ request, params }) {
-        if (rule.public) return { principal: undefined as unknown as Principal }
-        const principal = await authenticate(request.headers.get('authorization'))
+      async transform({ request, params }) {
+        if (rule.public) return
+        const principal = await authenticate(request.headers.get('authorization'), { admitPerson: rule.invitee === true })
         authorize(rule, principal, { method: request.method, scenarioId: (params as Record<string, string | undefined>)?.scenarioId })
-        return { principal }
+        resolved.set(request, principal)
+      },
+      resolve({ request }) {
+        return { principal: resolved.get(request) as Principal }
       },
     }),
   })

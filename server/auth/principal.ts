@@ -27,7 +27,9 @@ export type Principal =
   | (InWorkspace & { kind: 'user'; userId: string; sub: string; role: Role; operator: boolean })
   | (InWorkspace & { kind: 'api_key'; keyId: string; scopes: readonly Scope[]; environment: KeyEnvironment })
   | (InWorkspace & { kind: 'embed'; sessionId: string; scenarioId: string; expiresAt: Date })
-  | { kind: 'operator'; sub: string }
+  | { kind: 'operator'; sub: string; organization?: string }
+  /** A valid user token of someone who is no member yet; only routes with `invitee` admit it. */
+  | { kind: 'person'; sub: string; organization?: string }
 
 /** Resolves an embed session bearer (provided by the embed issue); null when unknown or lapsed. */
 export type EmbedSessionResolver = (bearer: string) => Promise<Principal | null>
@@ -40,8 +42,14 @@ export interface AuthenticatorDeps {
   resolveEmbedSession?: EmbedSessionResolver
 }
 
+/** Options of one authentication. */
+export interface AuthenticateOptions {
+  /** Resolve a valid token of a non-member to a `person` (instead of 401 / not_admitted). */
+  admitPerson?: boolean
+}
+
 /** Turns an Authorization header into a principal or the one 401. */
-export type Authenticator = (authorization: string | null) => Promise<Principal>
+export type Authenticator = (authorization: string | null, options?: AuthenticateOptions) => Promise<Principal>
 
 /** Builds the authenticator over the database and the token verifier. */
 export function createAuthenticator(deps: AuthenticatorDeps): Authenticator {
@@ -67,7 +75,7 @@ export function createAuthenticator(deps: AuthenticatorDeps): Authenticator {
     }
   }
 
-  const byToken = async (token: string): Promise<Principal> => {
+  const byToken = async (token: string, options: AuthenticateOptions): Promise<Principal> => {
     if (!deps.verifyToken) throw problems.unauthorized()
     const claims = await deps.verifyToken(token)
     if (!claims) throw problems.unauthorized()
@@ -90,7 +98,9 @@ export function createAuthenticator(deps: AuthenticatorDeps): Authenticator {
         operator,
       }
     }
-    if (operator) return { kind: 'operator', sub: claims.sub }
+    const organization = claims.organization !== undefined ? { organization: claims.organization } : {}
+    if (operator) return { kind: 'operator', sub: claims.sub, ...organization }
+    if (options.admitPerson) return { kind: 'person', sub: claims.sub, ...organization }
     if (claims.organization !== undefined) {
       const [bound] = await sql`select 1 from tenants where organization_id = ${claims.organization} limit 1`
       if (bound) throw new ProblemError('not_admitted', 'Your organization uses this service, but nobody has admitted you to its workspace yet.')
@@ -98,12 +108,12 @@ export function createAuthenticator(deps: AuthenticatorDeps): Authenticator {
     throw problems.unauthorized()
   }
 
-  return async (authorization) => {
+  return async (authorization, options = {}) => {
     const m = authorization ? /^Bearer ([^\s]+)$/i.exec(authorization.trim()) : null
     if (!m) throw problems.unauthorized()
     const credential = m[1]!
     if (looksLikeApiKey(credential)) return byApiKey(credential)
-    if (credential.split('.').length === 3) return byToken(credential)
+    if (credential.split('.').length === 3) return byToken(credential, options)
     if (deps.resolveEmbedSession) {
       const embed = await deps.resolveEmbedSession(credential)
       if (embed) return embed

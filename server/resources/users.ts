@@ -1,9 +1,18 @@
 /**
- * Workspace members. Owns the `users` table.
+ * Workspace members. Owns the `users` table. The roster and its changes (role, deactivation) are a
+ * human-only surface: API keys are refused whatever their scopes.
  */
+import { Elysia } from 'elysia'
+import type { AppDeps } from '../deps'
 import type { Tx } from '../db/connect'
 import { problems } from '../http/problem'
 import { ROLES, type Role } from '../auth/principal'
+import { accessControl, ANY_ROLE, tenantOf } from '../auth/access'
+import { documentQuery, readQuery } from '../http/query'
+import { BODY_PROBLEMS, LIST_PROBLEMS, PATH_PROBLEMS, responses } from '../http/docs'
+import { PageOf } from '../../schemas/common'
+import { User, UserListQuery, UserParams, UserUpdate } from '../../schemas/user'
+import { actorOf, appendAudit } from './audit'
 
 /** A row of `users`. */
 export interface UserRow {
@@ -52,4 +61,92 @@ export async function addMember(sql: Tx, tenantId: string, input: { email: strin
       set sub = excluded.sub, role = excluded.role, status = 'active', updated_at = now()
     returning id, email, sub, role, status, created_at, updated_at`
   return row!
+}
+
+const USER_COLUMNS = (sql: Tx) => sql`id, email, sub, role, status, created_at, updated_at`
+
+/** Reads one member of a workspace, or null. */
+export async function findUser(sql: Tx, tenantId: string, userId: string): Promise<UserRow | null> {
+  const [row] = await sql<UserRow[]>`select ${USER_COLUMNS(sql)} from users where tenant_id = ${tenantId} and id = ${userId}`
+  return row ?? null
+}
+
+/**
+ * Changes a member's role or status. Refuses (409) a change that would leave the workspace without
+ * an active admin. Deactivation takes effect at once: a deactivated member's token is refused.
+ */
+export async function updateMember(tx: Tx, tenantId: string, userId: string, change: { role?: Role; status?: UserRow['status'] }) {
+  // Serialise changes of one workspace's roster so two admins cannot demote each other at once.
+  await tx`select 1 from tenants where id = ${tenantId} for no key update`
+  const [before] = await tx<UserRow[]>`select ${USER_COLUMNS(tx)} from users where tenant_id = ${tenantId} and id = ${userId} for update`
+  if (!before) throw problems.notFound('user')
+  const role = change.role ?? before.role
+  const status = change.status ?? before.status
+  if (before.role === 'admin' && before.status === 'active' && (role !== 'admin' || status !== 'active')) {
+    const [others] = await tx<{ n: number }[]>`
+      select count(*)::int as n from users
+      where tenant_id = ${tenantId} and role = 'admin' and status = 'active' and id <> ${userId}`
+    if (others!.n === 0) throw problems.conflict('The workspace would have no active admin; make someone else admin first.')
+  }
+  const [after] = await tx<UserRow[]>`
+    update users set role = ${role}, status = ${status}, updated_at = now()
+    where tenant_id = ${tenantId} and id = ${userId}
+    returning ${USER_COLUMNS(tx)}`
+  return { before, after: after! }
+}
+
+/** GET /v1/users, GET /v1/users/{userId}, PATCH /v1/users/{userId}. */
+export function userRoutes(deps: AppDeps) {
+  const { sql, cursors } = deps
+  documentQuery('GET', '/v1/users', UserListQuery)
+  return new Elysia({ name: 'users' })
+    .use(accessControl(deps.authenticate))
+    .get('/v1/users', async ({ principal, query }) => {
+      const tenantId = tenantOf(principal)
+      const q = readQuery(UserListQuery, query)
+      const limit = q.limit ?? 50
+      const scope = `users|${q.status ?? ''}`
+      const after = q.cursor !== undefined ? cursors.decode(q.cursor, scope) : null
+      const rows = await sql<UserRow[]>`
+        select ${USER_COLUMNS(sql)} from users
+        where tenant_id = ${tenantId}
+          ${after !== null ? sql`and id < ${after}` : sql``}
+          ${q.status !== undefined ? sql`and status = ${q.status}` : sql``}
+        order by id desc
+        limit ${limit + 1}`
+      return cursors.page(rows, limit, scope, (r) => r.id, renderUser)
+    }, {
+      access: { roles: ANY_ROLE, humanOnly: true },
+      detail: { summary: 'The user roster (human-only)', tags: ['Users'], responses: responses({ 200: PageOf(User) }, LIST_PROBLEMS) },
+    })
+    .get('/v1/users/:userId', async ({ principal, params }) => {
+      const row = await findUser(sql, tenantOf(principal), params.userId)
+      if (!row) throw problems.notFound('user')
+      return renderUser(row)
+    }, {
+      access: { roles: ANY_ROLE, humanOnly: true },
+      params: UserParams,
+      detail: { summary: 'One member (human-only)', tags: ['Users'], responses: responses({ 200: User }, PATH_PROBLEMS) },
+    })
+    .patch('/v1/users/:userId', async ({ principal, params, body }) => {
+      const tenantId = tenantOf(principal)
+      return sql.begin(async (tx) => {
+        const { before, after } = await updateMember(tx, tenantId, params.userId, body)
+        await appendAudit(tx, tenantId, 'user.updated', actorOf(principal), {
+          user_id: after.id,
+          before: { role: before.role, status: before.status },
+          after: { role: after.role, status: after.status },
+        })
+        return renderUser(after)
+      })
+    }, {
+      access: { roles: ['admin'], humanOnly: true },
+      params: UserParams,
+      body: UserUpdate,
+      detail: {
+        summary: "Change a member's role, deactivate or reactivate (admins, human-only)",
+        tags: ['Users'],
+        responses: responses({ 200: User }, [...PATH_PROBLEMS, ...BODY_PROBLEMS, 'conflict']),
+      },
+    })
 }

@@ -1,0 +1,49 @@
+/**
+ * Break-glass requests: an operator asks for access to a workspace; its admins approve or deny
+ * when the workspace requires it. Poll-only: no notification event exists for them.
+ */
+import { t } from 'elysia'
+import { Type } from '@sinclair/typebox'
+import { Timestamp, Uuid } from './common'
+
+const Status = t.Union([t.Literal('requested'), t.Literal('approved'), t.Literal('denied')])
+
+/** An operator's access request. */
+export const BreakGlassRequest = t.Object({
+  id: Uuid,
+  tenant_id: Uuid,
+  operator_sub: t.String({ description: 'The requesting operator (JWT subject)' }),
+  reason: t.String(),
+  duration_minutes: t.Integer({ description: 'Length of the access window once approved' }),
+  approval_required: t.Boolean({ description: 'The workspace required its own approval when the request was raised' }),
+  status: Status,
+  access_active: t.Boolean({ description: 'Approved and the access window has not lapsed' }),
+  access_expires_at: t.Optional(Timestamp),
+  decided_at: t.Optional(Timestamp),
+  decided_by_user_id: t.Optional(Uuid),
+  decision_note: t.Optional(t.String()),
+  created_at: Timestamp,
+})
+
+/** The operator's request body. */
+export const BreakGlassCreate = t.Object({
+  reason: t.String({ minLength: 1, maxLength: 2000 }),
+  duration_minutes: t.Optional(t.Integer({ minimum: 1, maximum: 1440, default: 60, description: 'Access window once approved; default 60' })),
+})
+
+/** An admin's decision body. */
+export const BreakGlassDecision = t.Object({
+  note: t.Optional(t.String({ maxLength: 2000 })),
+}, { additionalProperties: false })
+
+/** Path parameters naming a request of the caller's workspace. */
+export const BreakGlassParams = t.Object({ requestId: Uuid })
+/** Path parameters naming a request of a workspace (operator routes). */
+export const TenantBreakGlassParams = t.Object({ tenantId: Uuid, requestId: Uuid })
+
+/** List query: `status` filters (e.g. requested). */
+export const BreakGlassListQuery = Type.Object({
+  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200, default: 50 })),
+  cursor: Type.Optional(Type.String({ maxLength: 512 })),
+  status: Type.Optional(Type.Union([Type.Literal('requested'), Type.Literal('approved'), Type.Literal('denied')])),
+})

@@ -1,0 +1,28 @@
+/**
+ * Tenant settings: the full-replace document of GET/PUT /v1/tenant-settings.
+ */
+import { t } from 'elysia'
+
+const origins = {
+  description: 'Exact lower-case https origins (scheme, host, optional port; no path, query, fragment, userinfo or wildcard), '
+    + 'at most 50 after de-duplication, 255 characters each. Empty: embedding is off.',
+}
+const timeZone = { description: 'IANA time zone name used to render timestamps; UTC when cleared.' }
+const retention = { description: 'Days a notification delivery record is kept (1-3650); 90 when cleared.' }
+const approval = { description: "When true, an operator's break-glass request needs approval by a workspace admin." }
+
+/** PUT /v1/tenant-settings body: the whole document; an omitted field is cleared. */
+export const TenantSettingsInput = t.Object({
+  embed_allowed_origins: t.Optional(t.Array(t.String(), origins)),
+  time_zone: t.Optional(t.Union([t.String({ maxLength: 64 }), t.Null()], timeZone)),
+  notification_retention_days: t.Optional(t.Union([t.Integer({ minimum: 1, maximum: 3650 }), t.Null()], retention)),
+  break_glass_require_tenant_approval: t.Optional(t.Boolean(approval)),
+}, { additionalProperties: false })
+
+/** The settings as GET and PUT return them (the values in force). */
+export const TenantSettings = t.Object({
+  embed_allowed_origins: t.Array(t.String(), origins),
+  time_zone: t.String(timeZone),
+  notification_retention_days: t.Integer(retention),
+  break_glass_require_tenant_approval: t.Boolean(approval),
+})

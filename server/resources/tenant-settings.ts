@@ -1,0 +1,153 @@
+/**
+ * Tenant settings: one full-replace document per workspace. Owns the `tenant_settings` table. A
+ * save validates the whole document first (nothing is stored on a refusal), then writes it and
+ * appends `tenant.settings.updated` (before and after) to the audit chain in the same transaction.
+ */
+import { Elysia } from 'elysia'
+import type { Static } from '@sinclair/typebox'
+import type { AppDeps } from '../deps'
+import type { Tx } from '../db/connect'
+import { accessControl, ANY_ROLE, tenantOf } from '../auth/access'
+import { problems, type FieldError } from '../http/problem'
+import { BODY_PROBLEMS, responses } from '../http/docs'
+import { TenantSettings, TenantSettingsInput } from '../../schemas/tenant-settings'
+import { actorOf, appendAudit } from './audit'
+
+/** At most this many allow-listed embed origins (after de-duplication). */
+export const EMBED_ORIGINS_MAX = 50
+/** At most this many characters per origin. */
+export const EMBED_ORIGIN_MAX_LENGTH = 255
+/** Days a delivery record is kept when the setting is cleared (also in svc_notification_retention_days). */
+export const NOTIFICATION_RETENTION_DEFAULT_DAYS = 90
+
+/** The settings document in force. */
+export type TenantSettingsDoc = Static<typeof TenantSettings>
+
+const SHAPE = 'must be an https origin of the form https://host or https://host:port'
+
+/**
+ * The rule an embed origin breaks, or null for an exact lower-case https origin (scheme, host,
+ * optional port) with no path, query, fragment, userinfo or wildcard.
+ */
+export function originRuleBroken(origin: string): string | null {
+  if (origin.length > EMBED_ORIGIN_MAX_LENGTH) return `must be at most ${EMBED_ORIGIN_MAX_LENGTH} characters`
+  if (origin.includes('*')) return 'must not contain a wildcard'
+  if (origin !== origin.toLowerCase()) return 'must be lower-case'
+  const scheme = /^([a-z][a-z0-9+.-]*):/.exec(origin)
+  if (scheme && scheme[1] !== 'https') return 'must use the https scheme'
+  if (!origin.startsWith('https://')) return SHAPE
+  const rest = origin.slice('https://'.length)
+  const end = rest.search(/[/?#]/)
+  const authority = end < 0 ? rest : rest.slice(0, end)
+  if (authority.includes('@')) return 'must not contain userinfo'
+  if (end >= 0) {
+    const after = rest[end]
+    if (after === '/') return 'must not contain a path (not even a trailing /)'
+    if (after === '?') return 'must not contain a query'
+    return 'must not contain a fragment'
+  }
+  let url: URL
+  try { url = new URL(origin) } catch { return SHAPE }
+  if (url.hostname === '') return SHAPE
+  if (/:443$/.test(authority)) return 'must not name the default port 443'
+  if (url.origin !== origin) return 'must be the exact serialized origin (ASCII host, valid port)'
+  return null
+}
+
+/** True when a name is an IANA time zone this runtime knows. */
+export function isTimeZone(name: string): boolean {
+  if (name.trim() === '' || name !== name.trim()) return false
+  try {
+    new Intl.DateTimeFormat('en', { timeZone: name })
+    return true
+  } catch {
+    return false
+  }
+}
+
+/** Validates a settings document; throws one 422 listing every violation, else the values to store. */
+export function validateSettings(input: Static<typeof TenantSettingsInput>) {
+  const errors: FieldError[] = []
+  const origins: string[] = []
+  ;(input.embed_allowed_origins ?? []).forEach((origin, i) => {
+    const broken = originRuleBroken(origin)
+    if (broken) errors.push({ pointer: `/embed_allowed_origins/${i}`, message: broken })
+    else if (!origins.includes(origin)) origins.push(origin)
+  })
+  const distinct = new Set(input.embed_allowed_origins ?? []).size
+  if (distinct > EMBED_ORIGINS_MAX) {
+    errors.push({ pointer: '/embed_allowed_origins', message: `must have at most ${EMBED_ORIGINS_MAX} entries after de-duplication, got ${distinct}` })
+  }
+  const timeZone = input.time_zone ?? null
+  if (timeZone !== null && !isTimeZone(timeZone)) errors.push({ pointer: '/time_zone', message: 'must be an IANA time zone name such as Europe/Berlin' })
+  if (errors.length) throw problems.schema(errors)
+  return {
+    embed_allowed_origins: origins,
+    time_zone: timeZone,
+    notification_retention_days: input.notification_retention_days ?? null,
+    break_glass_require_tenant_approval: input.break_glass_require_tenant_approval ?? false,
+  }
+}
+
+interface SettingsRow {
+  embed_allowed_origins: string[]
+  time_zone: string | null
+  notification_retention_days: number | null
+  break_glass_require_tenant_approval: boolean
+}
+
+const render = (row: SettingsRow | undefined): TenantSettingsDoc => ({
+  embed_allowed_origins: row?.embed_allowed_origins ?? [],
+  time_zone: row?.time_zone ?? 'UTC',
+  notification_retention_days: row?.notification_retention_days ?? NOTIFICATION_RETENTION_DEFAULT_DAYS,
+  break_glass_require_tenant_approval: row?.break_glass_require_tenant_approval ?? false,
+})
+
+/** The settings in force for a workspace (defaults when it never saved any). */
+export async function readTenantSettings(sql: Tx, tenantId: string): Promise<TenantSettingsDoc> {
+  const [row] = await sql<SettingsRow[]>`
+    select embed_allowed_origins, time_zone, notification_retention_days, break_glass_require_tenant_approval
+    from tenant_settings where tenant_id = ${tenantId}`
+  return render(row)
+}
+
+/** GET and PUT /v1/tenant-settings. */
+export function tenantSettingsRoutes(deps: AppDeps) {
+  const { sql } = deps
+  return new Elysia({ name: 'tenant-settings' })
+    .use(accessControl(deps.authenticate))
+    .get('/v1/tenant-settings', ({ principal }) => readTenantSettings(sql, tenantOf(principal)), {
+      access: { roles: ANY_ROLE, scopes: ['settings:write'] },
+      detail: { summary: "The workspace's settings", tags: ['Tenant settings'], responses: responses({ 200: TenantSettings }) },
+    })
+    .put('/v1/tenant-settings', async ({ principal, body }) => {
+      const tenantId = tenantOf(principal)
+      const next = validateSettings(body)
+      return sql.begin(async (tx) => {
+        await tx`select 1 from tenants where id = ${tenantId} for no key update`
+        const before = await readTenantSettings(tx, tenantId)
+        const [row] = await tx<SettingsRow[]>`
+          insert into tenant_settings (tenant_id, embed_allowed_origins, time_zone, notification_retention_days, break_glass_require_tenant_approval)
+          values (${tenantId}, ${next.embed_allowed_origins}, ${next.time_zone}, ${next.notification_retention_days}, ${next.break_glass_require_tenant_approval})
+          on conflict (tenant_id) do update set
+            embed_allowed_origins = excluded.embed_allowed_origins,
+            time_zone = excluded.time_zone,
+            notification_retention_days = excluded.notification_retention_days,
+            break_glass_require_tenant_approval = excluded.break_glass_require_tenant_approval,
+            updated_at = now()
+          returning embed_allowed_origins, time_zone, notification_retention_days, break_glass_require_tenant_approval`
+        const after = render(row)
+        await appendAudit(tx, tenantId, 'tenant.settings.updated', actorOf(principal), { before, after })
+        return after
+      })
+    }, {
+      access: { roles: ['admin'], scopes: ['settings:write'] },
+      body: TenantSettingsInput,
+      detail: {
+        summary: 'Replace the workspace settings (omitted fields are cleared)',
+        description: 'Full replace. A refused document stores nothing; each bad origin gives one errors[] entry whose pointer names its index and whose message names the rule.',
+        tags: ['Tenant settings'],
+        responses: responses({ 200: TenantSettings }, BODY_PROBLEMS),
+      },
+    })
+}
