@@ -1,0 +1,34 @@
+/**
+ * CSV, read with `csv-parse`: every record (the header included) is one `table_row` block, its
+ * cells joined by " | ". Records that cannot be parsed are skipped and make the parse degraded.
+ */
+import { parse } from 'csv-parse/sync'
+import { decodeUtf8, requireReadable, UnreadableDocument, type Adapter, type Segment } from './types'
+
+/** The CSV adapter. */
+export const readCsv: Adapter = async (bytes) => {
+  const { text, lossy } = decodeUtf8(bytes)
+  requireReadable(text, 'CSV file')
+  let skipped = 0
+  let records: string[][]
+  try {
+    records = parse(text, {
+      bom: true,
+      relax_column_count: true,
+      relax_quotes: true,
+      skip_empty_lines: true,
+      skip_records_with_error: true,
+      on_skip: () => { skipped++ },
+    }) as string[][]
+  } catch {
+    throw new UnreadableDocument('the CSV structure is invalid')
+  }
+  const segments: Segment[] = records
+    .filter((cells) => cells.some((c) => c.trim() !== ''))
+    .map((cells) => ({ kind: 'table_row' as const, text: cells.map((c) => c.trim()).join(' | ') }))
+  if (segments.length === 0 && skipped > 0) throw new UnreadableDocument('no CSV record could be read')
+  const notes: string[] = []
+  if (skipped > 0) notes.push(`${skipped} malformed record${skipped === 1 ? ' was' : 's were'} skipped`)
+  if (lossy) notes.push('invalid UTF-8 byte sequences were replaced')
+  return { pages: [{ page: 1, segments }], degraded: notes.length > 0, notes }
+}

@@ -1,0 +1,106 @@
+/**
+ * HTML, text only, through `html-to-text`: headings, paragraphs, list items and table rows become
+ * blocks; scripts, styles, images and link targets are dropped. Also the second half of the DOCX
+ * adapter (mammoth turns a DOCX into HTML).
+ */
+import { convert, type FormatCallback } from 'html-to-text'
+import { decodeUtf8, requireReadable, tidy, type Adapter, type Segment } from './types'
+
+// Private-use markers put in front of a block's text to carry its kind through the formatter.
+const HEADING = '\ue000'
+const ROW = '\ue001'
+const BLOCK_BREAK = '\ue002'
+
+/** Depth of table cells being walked: block elements inside a cell stay inline in its row. */
+let inCell = 0
+
+/** Inside a table cell: a block element's text joins the cell's, separated by a space. */
+const cellPart: FormatCallback = (elem, walk, builder) => {
+  builder.addWordBreakOpportunity()
+  walk(elem.children, builder)
+  builder.addInline(' ', { noWordTransform: true })
+}
+
+/** A heading: its own block, text kept as written (html-to-text would upper-case it). */
+const heading: FormatCallback = (elem, walk, builder, options) => {
+  if (inCell > 0) return cellPart(elem, walk, builder, options)
+  builder.openBlock({ leadingLineBreaks: 2 })
+  builder.addInline(BLOCK_BREAK + HEADING, { noWordTransform: true })
+  walk(elem.children, builder)
+  builder.closeBlock({ trailingLineBreaks: 2 })
+}
+
+/** A block of its own (paragraph, list item, division). */
+const block: FormatCallback = (elem, walk, builder, options) => {
+  if (inCell > 0) return cellPart(elem, walk, builder, options)
+  builder.openBlock({ leadingLineBreaks: 2 })
+  builder.addInline(BLOCK_BREAK, { noWordTransform: true })
+  walk(elem.children, builder)
+  builder.closeBlock({ trailingLineBreaks: 2 })
+}
+
+/** A table row: its cells' text joined by " | ", one block per row. */
+const tableRow: FormatCallback = (elem, walk, builder) => {
+  builder.openBlock({ leadingLineBreaks: 2 })
+  builder.addInline(BLOCK_BREAK + ROW, { noWordTransform: true })
+  const cells = (elem.children ?? []).filter((c: { name?: string }) => c.name === 'td' || c.name === 'th')
+  inCell++
+  try {
+    cells.forEach((cell: { children?: unknown[] }, i: number) => {
+      if (i > 0) builder.addInline(' | ', { noWordTransform: true })
+      walk(cell.children as never, builder)
+    })
+  } finally {
+    inCell--
+  }
+  builder.closeBlock({ trailingLineBreaks: 2 })
+}
+
+/** An element whose children are walked with no block of its own (a table cell outside a row). */
+const inline: FormatCallback = (elem, walk, builder) => walk(elem.children, builder)
+
+const OPTIONS = {
+  wordwrap: false as const,
+  formatters: { svcHeading: heading, svcBlock: block, svcRow: tableRow, svcInline: inline },
+  selectors: [
+    ...['h1', 'h2', 'h3', 'h4', 'h5', 'h6'].map((selector) => ({ selector, format: 'svcHeading' })),
+    ...['p', 'li', 'div', 'section', 'article', 'blockquote', 'pre', 'dd', 'dt', 'caption', 'figcaption'].map((selector) => ({ selector, format: 'svcBlock' })),
+    ...['ul', 'ol', 'dl', 'table', 'thead', 'tbody', 'tfoot'].map((selector) => ({ selector, format: 'svcInline' })),
+    { selector: 'tr', format: 'svcRow' },
+    { selector: 'a', options: { ignoreHref: true } },
+    { selector: 'img', format: 'skip' },
+    { selector: 'hr', format: 'skip' },
+    { selector: 'head', format: 'skip' },
+    { selector: 'script', format: 'skip' },
+    { selector: 'style', format: 'skip' },
+    { selector: 'noscript', format: 'skip' },
+    { selector: 'template', format: 'skip' },
+  ],
+}
+
+/** The segments of an HTML string, in reading order. */
+export function htmlSegments(html: string): Segment[] {
+  inCell = 0
+  const text = convert(html, OPTIONS)
+  const out: Segment[] = []
+  for (const chunk of text.split(BLOCK_BREAK)) {
+    let kind: Segment['kind'] = 'paragraph'
+    let body = chunk
+    if (body.startsWith(HEADING)) { kind = 'heading'; body = body.slice(1) }
+    else if (body.startsWith(ROW)) { kind = 'table_row'; body = body.slice(1) }
+    const clean = tidy(body.replaceAll(HEADING, '').replaceAll(ROW, ''))
+    if (clean === '') continue
+    if (kind === 'paragraph') {
+      // Loose text between blocks may hold blank lines of its own: one paragraph each.
+      for (const p of clean.split(/\n\s*\n/)) if (tidy(p) !== '') out.push({ kind, text: tidy(p) })
+    } else out.push({ kind, text: kind === 'heading' ? clean.replace(/\s*\n\s*/g, ' ') : clean })
+  }
+  return out
+}
+
+/** The HTML adapter. */
+export const readHtml: Adapter = async (bytes) => {
+  const { text, lossy } = decodeUtf8(bytes)
+  requireReadable(text, 'HTML file')
+  return { pages: [{ page: 1, segments: htmlSegments(text) }], degraded: lossy, notes: lossy ? ['invalid UTF-8 byte sequences were replaced'] : [] }
+}

@@ -1,0 +1,64 @@
+/**
+ * What an ingestion adapter produces: the text of a document as pages of typed segments, in
+ * reading order, before it is cut into blocks. An adapter never keeps content anywhere else.
+ */
+
+/** The kinds of block a document is cut into. */
+export const BLOCK_KINDS = ['paragraph', 'heading', 'table_row', 'page_text'] as const
+export type BlockKind = (typeof BLOCK_KINDS)[number]
+
+/** One run of text of one kind. */
+export interface Segment { kind: BlockKind; text: string }
+
+/** The segments of one page (1-based); formats without pages put everything on page 1. */
+export interface ExtractedPage { page: number; segments: Segment[] }
+
+/** The result of reading one file. */
+export interface Extraction {
+  /** Every page of the file, blank ones included, in order. */
+  pages: ExtractedPage[]
+  /** True when part of the file could not be read (the rest was). */
+  degraded: boolean
+  /** Why the parse is degraded: short, content-free notes (never document text). */
+  notes: string[]
+}
+
+/** Reads the bytes of one file into an Extraction; throws UnreadableDocument when nothing can be read. */
+export type Adapter = (bytes: Uint8Array) => Promise<Extraction>
+
+/** The file cannot be parsed at all. `reason` is short and content-free: it goes into notifications. */
+export class UnreadableDocument extends Error {
+  constructor(readonly reason: string) { super(reason) }
+}
+
+/** Tidies extracted text: unified newlines, no trailing spaces, no runs of blank lines, trimmed. */
+export function tidy(text: string): string {
+  return text
+    .replace(/\r\n?/g, '\n')
+    .replace(/[ \t\u00a0]+$/gm, '')
+    .replace(/\n{3,}/g, '\n\n')
+    .trim()
+}
+
+/** Splits text into paragraphs at blank lines, dropping empty ones. */
+export function paragraphs(text: string): Segment[] {
+  return tidy(text).split(/\n[ \t]*\n/).map((p) => tidy(p)).filter((p) => p !== '').map((text) => ({ kind: 'paragraph' as const, text }))
+}
+
+/**
+ * Decodes UTF-8 (a byte-order mark dropped). Invalid sequences become U+FFFD and mark the result
+ * lossy, so an adapter can report a degraded parse instead of failing.
+ */
+export function decodeUtf8(bytes: Uint8Array): { text: string; lossy: boolean } {
+  try {
+    return { text: new TextDecoder('utf-8', { fatal: true, ignoreBOM: false }).decode(bytes), lossy: false }
+  } catch {
+    return { text: new TextDecoder('utf-8', { fatal: false, ignoreBOM: false }).decode(bytes), lossy: true }
+  }
+}
+
+/** Refuses text that holds nothing readable (everything replaced or control characters). */
+export function requireReadable(text: string, what: string): void {
+  const readable = text.replace(/[\ufffd\s\u0000-\u001f\u007f]/g, '')
+  if (readable.length === 0 && text.length > 0) throw new UnreadableDocument(`the ${what} holds no readable text`)
+}

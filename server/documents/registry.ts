@@ -1,0 +1,95 @@
+/**
+ * The file-type registry: every content type the service accepts for a document, its extensions,
+ * the ingestion adapter that reads it (absent: recognised but stored as `unsupported_pending`), and
+ * what its bytes must sniff as. Shipped as data; `GET /v1/file-types` lists it.
+ */
+import { fileTypeFromBuffer } from 'file-type'
+
+/** The adapters the ingestion job knows. */
+export type AdapterName = 'text' | 'markdown' | 'csv' | 'html' | 'pdf' | 'docx'
+
+/** One recognised content type. */
+export interface FileType {
+  contentType: string
+  label: string
+  extensions: readonly string[]
+  /** The adapter that extracts its text; absent when recognised without one. */
+  adapter?: AdapterName
+  /**
+   * What the leading bytes must sniff as: `text` (no sniffable binary signature and no NUL byte),
+   * or the MIME types a signature detector may report for it.
+   */
+  sniff: 'text' | readonly string[]
+}
+
+const OLE = 'application/x-cfb'
+
+/** Every recognised content type, adapters first. */
+export const FILE_TYPES: readonly FileType[] = [
+  { contentType: 'text/plain', label: 'Plain text', extensions: ['txt', 'text'], adapter: 'text', sniff: 'text' },
+  { contentType: 'text/markdown', label: 'Markdown', extensions: ['md', 'markdown'], adapter: 'markdown', sniff: 'text' },
+  { contentType: 'text/csv', label: 'Comma-separated values', extensions: ['csv'], adapter: 'csv', sniff: 'text' },
+  { contentType: 'text/html', label: 'HTML (text only)', extensions: ['html', 'htm'], adapter: 'html', sniff: 'text' },
+  { contentType: 'application/pdf', label: 'PDF', extensions: ['pdf'], adapter: 'pdf', sniff: ['application/pdf'] },
+  {
+    contentType: 'application/vnd.openxmlformats-officedocument.wordprocessingml.document',
+    label: 'Word document (DOCX)', extensions: ['docx'], adapter: 'docx',
+    sniff: ['application/vnd.openxmlformats-officedocument.wordprocessingml.document'],
+  },
+  { contentType: 'image/png', label: 'PNG image', extensions: ['png'], sniff: ['image/png'] },
+  { contentType: 'image/jpeg', label: 'JPEG image', extensions: ['jpg', 'jpeg'], sniff: ['image/jpeg'] },
+  { contentType: 'image/tiff', label: 'TIFF image', extensions: ['tif', 'tiff'], sniff: ['image/tiff'] },
+  {
+    contentType: 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet',
+    label: 'Excel workbook (XLSX)', extensions: ['xlsx'],
+    sniff: ['application/vnd.openxmlformats-officedocument.spreadsheetml.sheet'],
+  },
+  { contentType: 'application/vnd.ms-excel', label: 'Excel 97-2003 workbook (XLS)', extensions: ['xls'], sniff: [OLE, 'application/vnd.ms-excel'] },
+  { contentType: 'application/msword', label: 'Word 97-2003 document (DOC)', extensions: ['doc'], sniff: [OLE, 'application/msword'] },
+  { contentType: 'application/vnd.ms-outlook', label: 'Outlook message (MSG)', extensions: ['msg'], sniff: [OLE, 'application/vnd.ms-outlook'] },
+]
+
+const byType = new Map(FILE_TYPES.map((f) => [f.contentType, f]))
+
+/** The media type of a Content-Type value: lower case, parameters dropped ("Text/Plain; charset=x" -> "text/plain"). */
+export function essenceOf(contentType: string): string {
+  return contentType.split(';')[0]!.trim().toLowerCase()
+}
+
+/** The registry entry of a content type (parameters ignored), or undefined when not recognised. */
+export function findFileType(contentType: string): FileType | undefined {
+  return byType.get(essenceOf(contentType))
+}
+
+/** How many leading bytes the sniffer needs. */
+export const SNIFF_BYTES = 4100
+
+/** Text-based formats a signature detector may report for a file that is still text. */
+const TEXTUAL_SIGNATURES = new Set(['application/xml', 'text/calendar', 'text/vcard', 'text/vtt', 'application/rtf'])
+
+/**
+ * Whether the leading bytes of an upload agree with its declared type. Returns the sniffed type
+ * that contradicts the declaration, or null when they agree. Text types must carry no binary
+ * signature and no NUL byte; binary types must carry one of their signatures.
+ */
+export async function sniffContradiction(type: FileType, head: Uint8Array): Promise<string | null> {
+  const sniffed = head.length > 0 ? (await fileTypeFromBuffer(head))?.mime : undefined
+  if (type.sniff === 'text') {
+    if (sniffed !== undefined && !TEXTUAL_SIGNATURES.has(sniffed)) return sniffed
+    if (head.includes(0)) return 'application/octet-stream'
+    return null
+  }
+  if (sniffed !== undefined && type.sniff.includes(sniffed)) return null
+  return sniffed ?? 'unrecognised bytes'
+}
+
+/** The API shape of a registry entry. */
+export function renderFileType(f: FileType) {
+  return {
+    id: f.contentType,
+    content_type: f.contentType,
+    label: f.label,
+    extensions: [...f.extensions],
+    has_ingestion_adapter: f.adapter !== undefined,
+  }
+}
