@@ -6,6 +6,8 @@ import type { Sql } from './db/connect'
 import type { Cursors } from './http/pagination'
 import type { Authenticator } from './auth/principal'
 import type { Mailer } from './mail/mailer'
+import type { BlobStore } from './storage/blob-store'
+import type { CaseEvents } from './events'
 
 /** The dependencies of every route plugin. */
 export interface AppDeps {
@@ -20,4 +22,8 @@ export interface AppDeps {
   ready: () => Promise<boolean>
   /** True once the process has started to drain (readyz then answers 503). */
   draining: () => boolean
+  /** Where document bytes live (local directory or S3). */
+  blobs: BlobStore
+  /** The per-case event log's fan-out and SSE streams; close() on drain. */
+  events: CaseEvents
 }

@@ -11,6 +11,8 @@ import { createAuthenticator } from './auth/principal'
 import { createTokenVerifier } from './auth/oidc'
 import { deriveKey, loadSecretKey } from './secret-key'
 import { createMailer } from './mail/mailer'
+import { createBlobStore } from './storage'
+import { createCaseEvents } from './events'
 import { configureLinkBases } from './notifications/envelope'
 
 /** Builds AppDeps; `draining` reports whether the process has begun to shut down. */
@@ -27,5 +29,7 @@ export function wireDeps(config: Config, db: Database, draining: () => boolean =
     authenticate: createAuthenticator({ sql: db.sql, verifyToken, operatorSubjects: config.operatorSubjects }),
     ready: () => migrationsCurrent(db.sql),
     draining,
+    blobs: createBlobStore(config, secretKey),
+    events: createCaseEvents({ sql: db.sql, embedded: db.embedded }),
   }
 }

@@ -5,6 +5,7 @@
 import m001 from './001_foundation.sql' with { type: 'text' }
 import m002 from './002_workspaces.sql' with { type: 'text' }
 import m003 from './003_jobs_notifications.sql' with { type: 'text' }
+import m004 from './004_documents_events.sql' with { type: 'text' }
 
 /** One migration: its number, its name and its SQL. */
 export interface Migration { version: number; name: string; sql: string }
@@ -14,4 +15,5 @@ export const MIGRATIONS: Migration[] = [
   { version: 1, name: '001_foundation', sql: m001 },
   { version: 2, name: '002_workspaces', sql: m002 },
   { version: 3, name: '003_jobs_notifications', sql: m003 },
+  { version: 4, name: '004_documents_events', sql: m004 },
 ]

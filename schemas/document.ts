@@ -1,0 +1,88 @@
+/**
+ * Documents of a case, their blocks and the file-type registry: request and response shapes.
+ */
+import { t } from 'elysia'
+import { Type } from '@sinclair/typebox'
+import { Timestamp, Uuid } from './common'
+import { InlineNotifications } from '../server/notifications/inline'
+
+/** Path parameters naming a document of a case. */
+export const DocumentParams = t.Object({ scenarioId: Uuid, documentId: Uuid })
+
+/** POST /v1/scenarios/{id}/documents body: what will be uploaded. */
+export const DocumentCreate = t.Object({
+  filename: t.String({ minLength: 1, maxLength: 255, description: 'The file name shown to readers and in Content-Disposition; no path separators or control characters.' }),
+  content_type: t.String({ minLength: 1, maxLength: 255, description: 'A content type of GET /v1/file-types (415 otherwise).' }),
+  size_bytes: t.Integer({ minimum: 1, description: 'The exact length of the bytes to be PUT (413 above the upload limit).' }),
+  checksum_sha256: t.Optional(t.String({ pattern: '^[0-9a-fA-F]{64}$', description: 'Hex SHA-256 of the bytes; a PUT with other bytes is refused with 422.' })),
+})
+
+const statuses = ['awaiting_upload', 'processing', 'ready', 'ready_degraded', 'failed', 'unsupported_pending'] as const
+
+/** A document as every endpoint returns it. */
+export const Document = t.Object({
+  id: Uuid,
+  scenario_id: Uuid,
+  filename: t.String(),
+  content_type: t.String(),
+  size_bytes: t.Integer(),
+  checksum_sha256: t.Optional(t.String()),
+  status: t.Union(statuses.map((s) => t.Literal(s)), { description: 'awaiting_upload -> processing -> ready | ready_degraded | failed | unsupported_pending' }),
+  page_count: t.Optional(t.Integer({ description: 'Pages read (1 for formats without pages); once processed.' })),
+  block_count: t.Optional(t.Integer({ description: 'Blocks the text was cut into; once processed.' })),
+  error_code: t.Optional(t.Union([t.Literal('document_ingestion_failed'), t.Literal('unsupported_pending')])),
+  error_detail: t.Optional(t.String({ description: 'Why ingestion failed or is degraded; never document content.' })),
+  uploaded_at: t.Optional(Timestamp),
+  processed_at: t.Optional(Timestamp),
+  created_at: Timestamp,
+  updated_at: Timestamp,
+})
+
+/** The upload instructions of a new document. */
+export const UploadInstructions = t.Object({
+  method: t.Literal('PUT'),
+  url: t.String({ description: 'Signed URL; needs no Authorization header; valid 15 minutes; bound to this document, its size and content type.' }),
+  headers: t.Record(t.String(), t.String(), { description: 'Headers the PUT must carry.' }),
+  expires_at: Timestamp,
+})
+
+/** The 201 of upload start: the document plus its upload instructions. */
+export const DocumentCreated = t.Composite([Document, t.Object({ upload: UploadInstructions })])
+
+/** POST .../complete and .../reingest body. */
+export const DocumentComplete = t.Object({ notifications: InlineNotifications })
+
+/** One block of a processed document. */
+export const Block = t.Object({
+  id: Uuid,
+  document_id: Uuid,
+  position: t.Integer({ description: '0-based reading order.' }),
+  page: t.Integer({ description: '1-based page.' }),
+  kind: t.Union([t.Literal('paragraph'), t.Literal('heading'), t.Literal('table_row'), t.Literal('page_text')]),
+  text: t.String(),
+  char_start: t.Integer({ description: 'Start offset (code points) in the document text: blocks joined by a blank line, pages by a form feed.' }),
+  char_end: t.Integer({ description: 'End offset, exclusive.' }),
+})
+
+/** GET .../documents query. */
+export const DocumentListQuery = Type.Object({
+  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200, default: 50 })),
+  cursor: Type.Optional(Type.String({ maxLength: 512 })),
+  status: Type.Optional(Type.Union(statuses.map((s) => Type.Literal(s)))),
+})
+
+/** GET .../blocks query. */
+export const BlockListQuery = Type.Object({
+  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200, default: 50 })),
+  cursor: Type.Optional(Type.String({ maxLength: 512 })),
+  page: Type.Optional(Type.Integer({ minimum: 1, description: 'Only the blocks of this page.' })),
+})
+
+/** One entry of the file-type registry. */
+export const FileTypeEntry = t.Object({
+  id: t.String({ description: 'The content type.' }),
+  content_type: t.String(),
+  label: t.String(),
+  extensions: t.Array(t.String()),
+  has_ingestion_adapter: t.Boolean({ description: 'False: accepted and stored, then unsupported_pending.' }),
+})

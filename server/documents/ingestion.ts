@@ -1,0 +1,120 @@
+/**
+ * The `document_ingestion` job: reads a document's bytes with its type's adapter, cuts the text
+ * into blocks and ends the document in `ready`, `ready_degraded`, `failed` or
+ * `unsupported_pending`, notifying through finishTask in the same transaction as the status change.
+ *
+ * Reading and parsing happen in `prepare`, outside any transaction, so a long parse never holds a
+ * database connection; the handler re-checks the document (a reingest may have superseded this
+ * job: each job carries the generation it was enqueued for) and writes the outcome.
+ */
+import type { Tx } from '../db/connect'
+import type { AppDeps } from '../deps'
+import type { ClaimedJob, JobKind } from '../../jobs/types'
+import { enqueueJob } from '../../jobs/queue'
+import { finishTask } from '../../jobs/notify'
+import { readAll } from '../storage/blob-store'
+import { ADAPTERS, UnreadableDocument } from './adapters'
+import { toBlocks, type Block } from './blocks'
+import { findFileType } from './registry'
+import { findDocumentById, replaceBlocks, setDocumentStatus, type DocumentRow } from './store'
+
+/** The job kind name (also the task kind of its notifications). */
+export const DOCUMENT_INGESTION = 'document_ingestion'
+
+/** What the parse found, handed from prepare to the handler. */
+export type IngestionOutcome =
+  | { kind: 'skip' }
+  | { kind: 'unsupported' }
+  | { kind: 'unreadable'; reason: string }
+  | { kind: 'parsed'; blocks: Block[]; pageCount: number; degraded: boolean; notes: string[] }
+
+/** The payload of an ingestion job. */
+export interface IngestionPayload { documentId: string; generation: number }
+
+/** Enqueues the ingestion of a document (in the caller's transaction, after its status moved to processing). */
+export async function enqueueIngestion(tx: Tx, doc: DocumentRow): Promise<string> {
+  const payload: IngestionPayload = { documentId: doc.id, generation: doc.ingestion_generation }
+  return enqueueJob(tx, { kind: DOCUMENT_INGESTION, tenantId: doc.tenant_id, payload: payload as unknown as Record<string, unknown> })
+}
+
+const current = (doc: DocumentRow | null, payload: IngestionPayload): doc is DocumentRow =>
+  doc !== null && doc.status === 'processing' && doc.ingestion_generation === payload.generation
+
+/** Parses a document's bytes; throws only for a transient failure (bytes unreadable from the store). */
+export async function parseDocument(doc: DocumentRow, deps: Pick<AppDeps, 'blobs'>): Promise<IngestionOutcome> {
+  const type = findFileType(doc.content_type)
+  if (!type?.adapter) return { kind: 'unsupported' }
+  const bytes = doc.blob_key ? await readAll(deps.blobs, doc.blob_key) : null
+  if (!bytes) throw new Error(`the bytes of document ${doc.id} are not in the blob store`)
+  try {
+    const extraction = await ADAPTERS[type.adapter](bytes)
+    return {
+      kind: 'parsed',
+      blocks: toBlocks(doc.id, extraction),
+      pageCount: extraction.pages.length,
+      degraded: extraction.degraded,
+      notes: extraction.notes,
+    }
+  } catch (e) {
+    if (e instanceof UnreadableDocument) return { kind: 'unreadable', reason: e.reason }
+    // A parser library that throws on odd input: the bytes will not read better on a retry.
+    console.warn(JSON.stringify({ level: 'warn', message: 'document adapter failed', document_id: doc.id, adapter: type.adapter, error: (e as Error)?.message }))
+    return { kind: 'unreadable', reason: `the ${type.label} could not be parsed` }
+  }
+}
+
+const resourcePath = (doc: DocumentRow) => `/v1/scenarios/${doc.scenario_id}/documents/${doc.id}`
+
+/** Writes an outcome: blocks, status, case event and notifications, in the job's transaction. */
+export async function applyOutcome(tx: Tx, doc: DocumentRow, outcome: IngestionOutcome): Promise<void> {
+  const base = { tenantId: doc.tenant_id, taskKind: DOCUMENT_INGESTION as 'document_ingestion', taskId: doc.id, resourcePath: resourcePath(doc) }
+  switch (outcome.kind) {
+    case 'skip':
+      return
+    case 'unsupported':
+      await replaceBlocks(tx, doc.tenant_id, doc.id, [])
+      await setDocumentStatus(tx, doc, 'unsupported_pending', { errorCode: 'unsupported_pending', pageCount: null, blockCount: 0, processed: true })
+      await finishTask(tx, { ...base, result: 'unsupported_pending' })
+      return
+    case 'unreadable':
+      await replaceBlocks(tx, doc.tenant_id, doc.id, [])
+      await setDocumentStatus(tx, doc, 'failed', { errorCode: 'document_ingestion_failed', errorDetail: outcome.reason, pageCount: null, blockCount: 0, processed: true })
+      await finishTask(tx, { ...base, result: 'failed', reason: outcome.reason })
+      return
+    case 'parsed':
+      await replaceBlocks(tx, doc.tenant_id, doc.id, outcome.blocks)
+      await setDocumentStatus(tx, doc, outcome.degraded ? 'ready_degraded' : 'ready', {
+        pageCount: outcome.pageCount,
+        blockCount: outcome.blocks.length,
+        errorDetail: outcome.degraded ? outcome.notes.join('; ') || 'part of the file could not be read' : null,
+        processed: true,
+      })
+      await finishTask(tx, { ...base, result: 'succeeded', degraded: outcome.degraded })
+  }
+}
+
+/** The job kind for JOB_KINDS. */
+export function documentIngestionJobKind(): JobKind {
+  return {
+    maxAttempts: 5,
+    async prepare(job: ClaimedJob, deps: AppDeps): Promise<IngestionOutcome> {
+      const payload = job.payload as IngestionPayload
+      const doc = await findDocumentById(deps.sql, job.tenantId!, payload.documentId)
+      if (!current(doc, payload)) return { kind: 'skip' }
+      return parseDocument(doc, deps)
+    },
+    async handler(tx: Tx, job: ClaimedJob, deps: AppDeps) {
+      const payload = job.payload as IngestionPayload
+      const doc = await findDocumentById(tx, job.tenantId!, payload.documentId, true)
+      if (!current(doc, payload)) return // finished already, or superseded by a reingest
+      const outcome = (job.prepared as IngestionOutcome | undefined) ?? await parseDocument(doc, deps)
+      await applyOutcome(tx, doc, outcome.kind === 'skip' ? await parseDocument(doc, deps) : outcome)
+    },
+    async onGiveUp(tx: Tx, job: ClaimedJob) {
+      const payload = job.payload as IngestionPayload
+      const doc = await findDocumentById(tx, job.tenantId!, payload.documentId, true)
+      if (!current(doc, payload)) return
+      await applyOutcome(tx, doc, { kind: 'unreadable', reason: 'the stored bytes could not be read' })
+    },
+  }
+}

@@ -1,0 +1,152 @@
+/**
+ * The `documents` and `document_blocks` tables: rows, their API shapes, and the status changes
+ * (each appends a `document.status` case event in the same transaction).
+ */
+import type { Tx } from '../db/connect'
+import { appendCaseEvent } from '../events/log'
+import type { Block } from './blocks'
+
+/** Document status values. */
+export const DOCUMENT_STATUSES = ['awaiting_upload', 'processing', 'ready', 'ready_degraded', 'failed', 'unsupported_pending'] as const
+export type DocumentStatus = (typeof DOCUMENT_STATUSES)[number]
+
+/** A row of `documents`. */
+export interface DocumentRow {
+  tenant_id: string
+  id: string
+  scenario_id: string
+  filename: string
+  content_type: string
+  size_bytes: string | number
+  checksum_sha256: string | null
+  status: DocumentStatus
+  blob_key: string | null
+  bytes_verified: boolean
+  ingestion_generation: number
+  page_count: number | null
+  block_count: number | null
+  error_code: string | null
+  error_detail: string | null
+  uploaded_at: Date | null
+  processed_at: Date | null
+  created_at: Date
+  updated_at: Date
+}
+
+/** The API shape of a document; optional fields are absent when unset. */
+export function renderDocument(row: DocumentRow) {
+  return {
+    id: row.id,
+    scenario_id: row.scenario_id,
+    filename: row.filename,
+    content_type: row.content_type,
+    size_bytes: Number(row.size_bytes),
+    ...(row.checksum_sha256 !== null ? { checksum_sha256: row.checksum_sha256 } : {}),
+    status: row.status,
+    ...(row.page_count !== null ? { page_count: row.page_count } : {}),
+    ...(row.block_count !== null ? { block_count: row.block_count } : {}),
+    ...(row.error_code !== null ? { error_code: row.error_code } : {}),
+    ...(row.error_detail !== null ? { error_detail: row.error_detail } : {}),
+    ...(row.uploaded_at !== null ? { uploaded_at: row.uploaded_at.toISOString() } : {}),
+    ...(row.processed_at !== null ? { processed_at: row.processed_at.toISOString() } : {}),
+    created_at: row.created_at.toISOString(),
+    updated_at: row.updated_at.toISOString(),
+  }
+}
+
+/** The API shape of a document. */
+export type DocumentView = ReturnType<typeof renderDocument>
+
+/** A row of `document_blocks`. */
+export interface BlockRow { id: string; position: number; page: number; kind: string; text: string; char_start: number; char_end: number }
+
+/** The API shape of a block. */
+export function renderBlock(row: BlockRow, documentId: string) {
+  return {
+    id: row.id,
+    document_id: documentId,
+    position: row.position,
+    page: row.page,
+    kind: row.kind,
+    text: row.text,
+    char_start: row.char_start,
+    char_end: row.char_end,
+  }
+}
+
+/** Reads one document of a case, or null (absent, another case's, another workspace's look the same). */
+export async function findDocument(sql: Tx, tenantId: string, scenarioId: string, documentId: string, lock = false): Promise<DocumentRow | null> {
+  const [row] = await sql<DocumentRow[]>`
+    select * from documents
+    where tenant_id = ${tenantId} and scenario_id = ${scenarioId} and id = ${documentId}
+    ${lock ? sql`for update` : sql``}`
+  return row ?? null
+}
+
+/** Reads one document by workspace and id alone (the upload route and the ingestion job). */
+export async function findDocumentById(sql: Tx, tenantId: string, documentId: string, lock = false): Promise<DocumentRow | null> {
+  const [row] = await sql<DocumentRow[]>`
+    select * from documents where tenant_id = ${tenantId} and id = ${documentId}
+    ${lock ? sql`for update` : sql``}`
+  return row ?? null
+}
+
+/** Fields a status change may set alongside the status. */
+export interface StatusFields {
+  pageCount?: number | null
+  blockCount?: number | null
+  errorCode?: string | null
+  errorDetail?: string | null
+  processed?: boolean
+  bumpGeneration?: boolean
+}
+
+/**
+ * Moves a document to a status in the caller's transaction and appends the `document.status`
+ * event of its case. Returns the updated row.
+ */
+export async function setDocumentStatus(tx: Tx, doc: DocumentRow, status: DocumentStatus, fields: StatusFields = {}): Promise<DocumentRow> {
+  const [row] = await tx<DocumentRow[]>`
+    update documents set
+      status = ${status},
+      page_count = ${fields.pageCount !== undefined ? fields.pageCount : doc.page_count},
+      block_count = ${fields.blockCount !== undefined ? fields.blockCount : doc.block_count},
+      error_code = ${fields.errorCode !== undefined ? fields.errorCode : null},
+      error_detail = ${fields.errorDetail !== undefined ? fields.errorDetail : null},
+      processed_at = ${fields.processed ? tx`now()` : tx`processed_at`},
+      ingestion_generation = ingestion_generation + ${fields.bumpGeneration ? 1 : 0},
+      updated_at = now()
+    where tenant_id = ${doc.tenant_id} and id = ${doc.id}
+    returning *`
+  await appendCaseEvent(tx, {
+    tenantId: doc.tenant_id,
+    scenarioId: doc.scenario_id,
+    type: 'document.status',
+    data: {
+      document_id: doc.id,
+      status,
+      previous_status: doc.status,
+      ...(row!.error_code !== null ? { error_code: row!.error_code } : {}),
+    },
+  })
+  return row!
+}
+
+/** Replaces a document's blocks (delete, then insert in batches) in the caller's transaction. */
+export async function replaceBlocks(tx: Tx, tenantId: string, documentId: string, blocks: readonly Block[]): Promise<void> {
+  await tx`delete from document_blocks where tenant_id = ${tenantId} and document_id = ${documentId}`
+  for (let i = 0; i < blocks.length; i += 1000) {
+    const rows = blocks.slice(i, i + 1000).map((b) => ({
+      tenant_id: tenantId,
+      document_id: documentId,
+      position: b.position,
+      id: b.id,
+      page: b.page,
+      kind: b.kind,
+      text: b.text,
+      char_start: b.charStart,
+      char_end: b.charEnd,
+    }))
+    await tx`insert into document_blocks ${tx(rows, 'tenant_id', 'document_id', 'position', 'id', 'page', 'kind', 'text', 'char_start', 'char_end')}`
+  }
+}

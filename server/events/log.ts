@@ -1,0 +1,68 @@
+/**
+ * The append-only per-case event log. Every state change of a case's resources (document status
+ * now; evaluation and report status later) appends one event in the same transaction, so the log
+ * holds exactly the committed changes. `seq` counts from 1 per case and is the SSE event id.
+ */
+import type { Tx } from '../db/connect'
+
+/** The PostgreSQL channel a committed event is announced on (payload "tenant:scenario:seq"). */
+export const CASE_EVENTS_CHANNEL = 'svc_case_events'
+
+/** What a caller appends. `type` is like `document.status`; `data` is the JSON payload. */
+export interface CaseEventInput {
+  tenantId: string
+  scenarioId: string
+  type: string
+  data: Record<string, unknown>
+}
+
+/** A stored event. */
+export interface CaseEvent {
+  seq: number
+  type: string
+  data: Record<string, unknown>
+  createdAt: Date
+}
+
+type HintListener = (tenantId: string, scenarioId: string) => void
+const hintListeners = new Set<HintListener>()
+
+/**
+ * Registers an in-process listener told (before commit) that a case got an event; the embedded
+ * database's bus uses it to look for the committed row at once. Returns the unregister function.
+ */
+export function onCaseEventHint(listener: HintListener): () => void {
+  hintListeners.add(listener)
+  return () => hintListeners.delete(listener)
+}
+
+/**
+ * Appends an event to a case's log in the caller's transaction and returns its sequence number.
+ * The per-case counter row stays locked until the caller commits, so events of one case become
+ * visible in sequence order; the NOTIFY is delivered by PostgreSQL only if the caller commits.
+ */
+export async function appendCaseEvent(tx: Tx, input: CaseEventInput): Promise<number> {
+  const [counter] = await tx<{ last_seq: string }[]>`
+    insert into case_event_counters (tenant_id, scenario_id, last_seq)
+    values (${input.tenantId}, ${input.scenarioId}, 1)
+    on conflict (tenant_id, scenario_id) do update set last_seq = case_event_counters.last_seq + 1
+    returning last_seq`
+  const seq = Number(counter!.last_seq)
+  await tx`
+    insert into case_events (tenant_id, scenario_id, seq, type, data)
+    values (${input.tenantId}, ${input.scenarioId}, ${seq}, ${input.type}, ${tx.json(input.data as never)})`
+  await tx`select pg_notify(${CASE_EVENTS_CHANNEL}, ${`${input.tenantId}:${input.scenarioId}:${seq}`})`
+  for (const listener of hintListeners) listener(input.tenantId, input.scenarioId)
+  return seq
+}
+
+/** The events of a case after `afterSeq`, oldest first, at most `limit`. */
+export async function readCaseEvents(sql: Tx, tenantId: string, scenarioId: string, afterSeq: number, limit = 500): Promise<CaseEvent[]> {
+  const rows = await sql<{ seq: string; type: string; data: Record<string, unknown>; created_at: Date }[]>`
+    select seq, type, data, created_at
+    from case_events
+    where tenant_id = ${tenantId} and scenario_id = ${scenarioId} and seq > ${afterSeq}
+    order by seq
+    limit ${limit}`
+  return rows.map((r) => ({ seq: Number(r.seq), type: r.type, data: r.data, createdAt: r.created_at }))
+}

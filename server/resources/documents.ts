@@ -1,0 +1,225 @@
+/**
+ * Documents of a case: upload start (a presigned PUT), complete (begins ingestion), reingest,
+ * list, read, blocks and download. Owns the routes over `documents` and `document_blocks`; the
+ * bytes themselves arrive at the upload URL (uploads.ts or the S3 bucket).
+ */
+import { Elysia, t } from 'elysia'
+import { create as contentDisposition } from 'content-disposition'
+import type { AppDeps } from '../deps'
+import type { Principal } from '../auth/principal'
+import { accessControl, ANY_ROLE, CASE_WRITERS, tenantOf } from '../auth/access'
+import { ProblemError, problems } from '../http/problem'
+import { documentQuery, readQuery } from '../http/query'
+import { idempotencyKeyOf, runIdempotent } from '../http/idempotency'
+import { consumeRate, RATE_PROBLEMS } from '../http/rate-limit'
+import { BODY_PROBLEMS, LIST_PROBLEMS, PATH_PROBLEMS, responses } from '../http/docs'
+import { ScenarioParams, PageOf } from '../../schemas/common'
+import { Block, BlockListQuery, Document, DocumentComplete, DocumentCreate, DocumentCreated, DocumentListQuery, DocumentParams } from '../../schemas/document'
+import { findScenario } from './scenarios'
+import { essenceOf, findFileType } from '../documents/registry'
+import { tooLarge, verifyStoredBytes } from '../documents/intake'
+import { enqueueIngestion, DOCUMENT_INGESTION } from '../documents/ingestion'
+import { findDocument, renderBlock, renderDocument, setDocumentStatus, type BlockRow, type DocumentRow, type DocumentStatus } from '../documents/store'
+import { UPLOAD_URL_TTL_SECONDS } from '../storage/blob-store'
+import { subscribeInline, type InlineNotification } from '../notifications/inline'
+
+const READ = { roles: ANY_ROLE, scopes: ['scenarios:read', 'scenarios:write'], embed: true } as const
+const WRITE = { roles: CASE_WRITERS, scopes: ['scenarios:write'] } as const
+const TAGS = ['Documents']
+
+/** Statuses a document can be re-read from. */
+const REINGESTABLE: readonly DocumentStatus[] = ['ready', 'ready_degraded', 'failed', 'unsupported_pending']
+
+const documentPath = (scenarioId: string, documentId: string) => `/v1/scenarios/${scenarioId}/documents/${documentId}`
+
+/** Refuses a filename that cannot travel safely in a header or a path. */
+function checkFilename(filename: string): void {
+  if (filename.trim() === '') throw problems.rule('filename must contain a non-whitespace character.')
+  // eslint-disable-next-line no-control-regex
+  if (/[\u0000-\u001f\u007f/\\]/.test(filename)) throw problems.rule('filename must not contain path separators or control characters.')
+}
+
+/** Document routes. */
+export function documentRoutes(deps: AppDeps) {
+  const { sql, cursors, blobs, config } = deps
+  documentQuery('GET', '/v1/scenarios/{scenarioId}/documents', DocumentListQuery)
+  documentQuery('GET', '/v1/scenarios/{scenarioId}/documents/{documentId}/blocks', BlockListQuery)
+
+  /** Moves a document to processing and enqueues its ingestion: the work of complete and reingest. */
+  const startIngestion = async (principal: Principal, tenantId: string, params: { scenarioId: string; documentId: string }, body: { notifications?: InlineNotification[] } | null | undefined, request: Request, path: string, allowed: readonly DocumentStatus[]) =>
+    runIdempotent({ sql, tenantId, method: 'POST', path, body: body ?? null, key: idempotencyKeyOf(request) }, async (tx) => {
+      const doc = await findDocument(tx, tenantId, params.scenarioId, params.documentId, true)
+      if (!doc) throw problems.notFound('document')
+      if (!allowed.includes(doc.status)) {
+        throw problems.conflict(doc.status === 'processing' ? 'The document is already being processed.' : `A document in status ${doc.status} cannot do this.`)
+      }
+      if (doc.status === 'awaiting_upload' && (!doc.blob_key || !doc.bytes_verified)) {
+        throw problems.conflict('The document bytes have not been uploaded yet; PUT them to the upload URL first.')
+      }
+      await consumeRate(deps, tenantId, 'unit', tx)
+      const updated = await setDocumentStatus(tx, doc, 'processing', { bumpGeneration: true, errorCode: null, errorDetail: null })
+      await subscribeInline(tx, principal, { tenantId, taskKind: DOCUMENT_INGESTION, taskId: doc.id, items: body?.notifications })
+      await enqueueIngestion(tx, updated)
+      return { status: 202, body: renderDocument(updated), location: documentPath(doc.scenario_id, doc.id) }
+    })
+
+  return new Elysia({ name: 'documents' })
+    .use(accessControl(deps.authenticate))
+    .post('/v1/scenarios/:scenarioId/documents', async ({ principal, params, body, request, path, set }) => {
+      const tenantId = tenantOf(principal)
+      checkFilename(body.filename)
+      const type = findFileType(body.content_type)
+      if (!(await findScenario(sql, tenantId, params.scenarioId))) throw problems.notFound('scenario')
+      if (!type) throw new ProblemError('unsupported_media_type', `content_type ${essenceOf(body.content_type)} is not in the file-type registry (GET /v1/file-types).`)
+      if (body.size_bytes > config.maxUploadBytes) throw tooLarge(config.maxUploadBytes)
+      const result = await runIdempotent({ sql, tenantId, method: 'POST', path, body, key: idempotencyKeyOf(request) }, async (tx) => {
+        const id = Bun.randomUUIDv7()
+        const expiresAt = new Date(Math.floor(Date.now() / 1000) * 1000 + UPLOAD_URL_TTL_SECONDS * 1000)
+        const sha256 = body.checksum_sha256?.toLowerCase()
+        const upload = await blobs.presignUpload({ tenantId, documentId: id, contentType: type.contentType, size: body.size_bytes, sha256, expiresAt })
+        const [row] = await tx<DocumentRow[]>`
+          insert into documents (tenant_id, id, scenario_id, filename, content_type, size_bytes, checksum_sha256, blob_key)
+          values (${tenantId}, ${id}, ${params.scenarioId}, ${body.filename}, ${type.contentType}, ${body.size_bytes}, ${sha256 ?? null}, ${upload.key ?? null})
+          returning *`
+        return {
+          status: 201,
+          body: { ...renderDocument(row!), upload: { method: upload.method, url: upload.url, headers: upload.headers, expires_at: expiresAt.toISOString() } },
+          location: documentPath(params.scenarioId, id),
+        }
+      })
+      set.status = result.status
+      if (result.location) set.headers.location = result.location
+      if (result.replayed) set.headers['idempotent-replayed'] = 'true'
+      return result.body as Record<string, unknown>
+    }, {
+      access: WRITE,
+      params: ScenarioParams,
+      body: DocumentCreate,
+      detail: {
+        summary: 'Start a document upload: returns the document and a presigned PUT URL',
+        tags: TAGS,
+        responses: responses({ 201: DocumentCreated }, [...BODY_PROBLEMS, ...PATH_PROBLEMS, 'idempotency_conflict', 'conflict']),
+      },
+    })
+    .post('/v1/scenarios/:scenarioId/documents/:documentId/complete', async ({ principal, params, body, request, path, set }) => {
+      const tenantId = tenantOf(principal)
+      const doc = await findDocument(sql, tenantId, params.scenarioId, params.documentId)
+      if (!doc) throw problems.notFound('document')
+      // Bytes that reached the store without passing through this service (S3) are checked here,
+      // before the transaction: a refusal deletes them and leaves the document awaiting upload.
+      if (doc.status === 'awaiting_upload' && !doc.bytes_verified) {
+        await verifyStoredBytes(blobs, doc, config.maxUploadBytes)
+        await sql`
+          update documents set bytes_verified = true, uploaded_at = coalesce(uploaded_at, now()), updated_at = now()
+          where tenant_id = ${tenantId} and id = ${doc.id} and status = 'awaiting_upload'`
+      }
+      const result = await startIngestion(principal, tenantId, params, body, request, path, ['awaiting_upload'])
+      set.status = result.status
+      if (result.location) set.headers.location = result.location
+      if (result.replayed) set.headers['idempotent-replayed'] = 'true'
+      return result.body as Record<string, unknown>
+    }, {
+      access: WRITE,
+      params: DocumentParams,
+      body: t.Union([DocumentComplete, t.Null()]),
+      detail: {
+        summary: 'Finalize an upload and begin ingestion (unit-of-work rate class)',
+        tags: TAGS,
+        responses: responses({ 202: Document }, [...BODY_PROBLEMS, ...PATH_PROBLEMS, ...RATE_PROBLEMS, 'conflict', 'idempotency_conflict', 'payload_too_large']),
+      },
+    })
+    .post('/v1/scenarios/:scenarioId/documents/:documentId/reingest', async ({ principal, params, body, request, path, set }) => {
+      const tenantId = tenantOf(principal)
+      const result = await startIngestion(principal, tenantId, params, body, request, path, REINGESTABLE)
+      set.status = result.status
+      if (result.location) set.headers.location = result.location
+      if (result.replayed) set.headers['idempotent-replayed'] = 'true'
+      return result.body as Record<string, unknown>
+    }, {
+      access: WRITE,
+      params: DocumentParams,
+      body: t.Union([DocumentComplete, t.Null()]),
+      detail: {
+        summary: 'Read a processed document again (unit-of-work rate class)',
+        tags: TAGS,
+        responses: responses({ 202: Document }, [...BODY_PROBLEMS, ...PATH_PROBLEMS, ...RATE_PROBLEMS, 'conflict', 'idempotency_conflict']),
+      },
+    })
+    .get('/v1/scenarios/:scenarioId/documents', async ({ principal, params, query }) => {
+      const tenantId = tenantOf(principal)
+      const q = readQuery(DocumentListQuery, query)
+      if (!(await findScenario(sql, tenantId, params.scenarioId))) throw problems.notFound('scenario')
+      const limit = q.limit ?? 50
+      const scope = `documents|${params.scenarioId}|${q.status ?? ''}`
+      const after = q.cursor !== undefined ? cursors.decode(q.cursor, scope) : null
+      const rows = await sql<DocumentRow[]>`
+        select * from documents
+        where tenant_id = ${tenantId} and scenario_id = ${params.scenarioId}
+          ${after !== null ? sql`and id < ${after}` : sql``}
+          ${q.status !== undefined ? sql`and status = ${q.status}` : sql``}
+        order by id desc
+        limit ${limit + 1}`
+      return cursors.page(rows, limit, scope, (r) => r.id, renderDocument)
+    }, {
+      access: READ,
+      params: ScenarioParams,
+      detail: { summary: 'List the documents of a case, newest first', tags: TAGS, responses: responses({ 200: PageOf(Document) }, [...LIST_PROBLEMS, ...PATH_PROBLEMS]) },
+    })
+    .get('/v1/scenarios/:scenarioId/documents/:documentId', async ({ principal, params }) => {
+      const doc = await findDocument(sql, tenantOf(principal), params.scenarioId, params.documentId)
+      if (!doc) throw problems.notFound('document')
+      return renderDocument(doc)
+    }, {
+      access: READ,
+      params: DocumentParams,
+      detail: { summary: 'Read a document', tags: TAGS, responses: responses({ 200: Document }, PATH_PROBLEMS) },
+    })
+    .get('/v1/scenarios/:scenarioId/documents/:documentId/blocks', async ({ principal, params, query }) => {
+      const tenantId = tenantOf(principal)
+      const q = readQuery(BlockListQuery, query)
+      const doc = await findDocument(sql, tenantId, params.scenarioId, params.documentId)
+      if (!doc) throw problems.notFound('document')
+      const limit = q.limit ?? 50
+      const scope = `blocks|${doc.id}|${q.page ?? ''}`
+      const after = q.cursor !== undefined ? Number(cursors.decode(q.cursor, scope)) : null
+      const rows = await sql<BlockRow[]>`
+        select id, position, page, kind, text, char_start, char_end
+        from document_blocks
+        where tenant_id = ${tenantId} and document_id = ${doc.id}
+          ${after !== null ? sql`and position > ${after}` : sql``}
+          ${q.page !== undefined ? sql`and page = ${q.page}` : sql``}
+        order by position
+        limit ${limit + 1}`
+      return cursors.page(rows, limit, scope, (r) => String(r.position), (r) => renderBlock(r, doc.id))
+    }, {
+      access: READ,
+      params: DocumentParams,
+      detail: { summary: 'The blocks of a processed document, in reading order', tags: TAGS, responses: responses({ 200: PageOf(Block) }, [...LIST_PROBLEMS, ...PATH_PROBLEMS]) },
+    })
+    .get('/v1/scenarios/:scenarioId/documents/:documentId/download', async ({ principal, params, set }) => {
+      const doc = await findDocument(sql, tenantOf(principal), params.scenarioId, params.documentId)
+      if (!doc) throw problems.notFound('document')
+      if (doc.status === 'awaiting_upload' || !doc.blob_key) throw problems.conflict('The document has not been uploaded and completed yet.')
+      const stream = await blobs.get(doc.blob_key)
+      if (!stream) throw new ProblemError('internal', 'The stored bytes of this document are missing; quote the request_id when reporting it.')
+      return new Response(stream, {
+        headers: {
+          ...(set.headers as Record<string, string>),
+          'content-type': doc.content_type,
+          'content-length': String(doc.size_bytes),
+          'content-disposition': contentDisposition(doc.filename, { type: 'attachment' }),
+          'x-content-type-options': 'nosniff',
+          'content-security-policy': "default-src 'none'; sandbox",
+          'cache-control': 'private, no-store',
+        },
+      })
+    }, {
+      access: READ,
+      params: DocumentParams,
+      detail: {
+        summary: 'Download the bytes of a document (streamed, as an attachment)',
+        tags: TAGS,
+        responses: { ...responses({}, [...PATH_PROBLEMS, 'conflict']), 200: { description: 'The document bytes, with its content type', content: { 'application/octet-stream': { schema: { type: 'string', format: 'binary' } } } } },
+      },
+    })
+}

@@ -1,0 +1,85 @@
+/**
+ * The local blob driver's upload URL: `PUT /v1/uploads/{tenantId}/{documentId}?expires&signature`
+ * with the raw bytes. No Authorization header: the URL's signature is the credential. It binds the
+ * method, workspace, document, announced size, content type and expiry; one PUT succeeds per
+ * document. The bytes are counted, hashed and sniffed while they stream to the store; a refused PUT
+ * leaves nothing stored and the document still awaiting its upload.
+ */
+import { Elysia, t } from 'elysia'
+import type { AppDeps } from '../deps'
+import { accessControl } from '../auth/access'
+import { ProblemError } from '../http/problem'
+import { responses } from '../http/docs'
+import { Uuid } from '../../schemas/common'
+import { essenceOf } from '../documents/registry'
+import { checkMeasured, measure, tooLarge } from '../documents/intake'
+import { findDocumentById } from '../documents/store'
+import { documentKeyPrefix } from '../storage/blob-store'
+import { UPLOAD_PATH_PREFIX, verifyUpload } from '../storage/upload-url'
+import { deriveKey } from '../secret-key'
+
+/** The one refusal of a bad upload URL: altered, lapsed, of another content type, or used up. */
+const refused = () => new ProblemError('forbidden', 'The upload URL is not valid: it was altered, has expired, does not match this request, or was already used.')
+
+/** Upload routes. */
+export function uploadRoutes(deps: AppDeps) {
+  const { sql, blobs, config } = deps
+  const signingKey = deriveKey(deps.secretKey, 'upload-url')
+
+  return new Elysia({ name: 'uploads' })
+    .use(accessControl(deps.authenticate))
+    .put(`${UPLOAD_PATH_PREFIX}/:tenantId/:documentId`, async ({ params, query, request, set }) => {
+      const doc = await findDocumentById(sql, params.tenantId, params.documentId)
+      const expires = Number(query.expires)
+      const good = doc !== null && typeof query.signature === 'string' && verifyUpload(signingKey, {
+        method: request.method,
+        tenantId: params.tenantId,
+        documentId: params.documentId,
+        size: Number(doc.size_bytes),
+        contentType: essenceOf(request.headers.get('content-type') ?? ''),
+        expires,
+      }, query.signature)
+      if (!good || doc.status !== 'awaiting_upload' || doc.blob_key !== null) throw refused()
+
+      const size = Number(doc.size_bytes)
+      const declared = request.headers.get('content-length')
+      if (declared !== null && Number(declared) > config.maxUploadBytes) throw tooLarge(config.maxUploadBytes)
+      if (declared !== null && Number(declared) !== size) {
+        throw new ProblemError('validation', `The uploaded length differs from size_bytes announced at upload start (${size}).`)
+      }
+
+      // A key of this PUT's own: concurrent PUTs never write over each other, and the loser's bytes go.
+      const key = `${documentKeyPrefix(doc.tenant_id, doc.id)}/${crypto.randomUUID()}`
+      const m = measure(request.body, config.maxUploadBytes, size)
+      try {
+        await blobs.put(key, m.stream, { contentType: doc.content_type, size })
+      } catch (e) {
+        await blobs.delete(key)
+        throw m.failure ?? e
+      }
+      try {
+        await checkMeasured({ size, sha256: doc.checksum_sha256, contentType: doc.content_type }, m.result())
+        const claimed = await sql`
+          update documents set blob_key = ${key}, bytes_verified = true, uploaded_at = now(), updated_at = now()
+          where tenant_id = ${doc.tenant_id} and id = ${doc.id} and status = 'awaiting_upload' and blob_key is null
+          returning id`
+        if (claimed.length === 0) throw refused()
+      } catch (e) {
+        await blobs.delete(key)
+        throw e
+      }
+      set.status = 204
+      set.headers['cache-control'] = 'no-store'
+      return null
+    }, {
+      access: { public: true },
+      params: t.Object({ tenantId: Uuid, documentId: Uuid }),
+      // Raw bytes: no body parser may read them (the route streams request.body itself).
+      parse: () => null,
+      detail: {
+        summary: 'Upload the bytes of a document to its presigned URL (no Authorization header)',
+        tags: ['Documents'],
+        responses: responses({ 204: null }, ['forbidden', 'payload_too_large', 'validation', 'malformed']),
+      },
+    })
+}
