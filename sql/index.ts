@@ -17,5 +17,5 @@ export const MIGRATIONS: Migration[] = [
   { version: 2, name: '002_workspaces', sql: m002 },
   { version: 3, name: '003_jobs_notifications', sql: m003 },
   { version: 4, name: '004_documents_events', sql: m004 },
-]
   { version: 7, name: '007_embed', sql: m007 },
+]
