@@ -35,6 +35,10 @@ export interface Config {
   modelUrl: string | undefined
   modelName: string | undefined
   modelApiKey: string | undefined
+  /** One model call's time limit (SVC_MODEL_TIMEOUT_MS). */
+  modelTimeoutMs: number
+  /** Retries of a model call after a vendor error (SVC_MODEL_MAX_RETRIES). */
+  modelMaxRetries: number
   secretKey: Uint8Array | undefined
   s3: S3Config | undefined
   embedHandoffTtlSeconds: number
@@ -153,6 +157,8 @@ export function loadConfig(env: Env = process.env): Config {
     modelUrl: url(env, 'SVC_MODEL_URL', ['http:', 'https:']),
     modelName: str(env, 'SVC_MODEL_NAME'),
     modelApiKey: str(env, 'SVC_MODEL_API_KEY'),
+    modelTimeoutMs: int(env, 'SVC_MODEL_TIMEOUT_MS', 60_000, 100, 600_000),
+    modelMaxRetries: int(env, 'SVC_MODEL_MAX_RETRIES', 3, 0, 10),
     secretKey,
     s3,
     embedHandoffTtlSeconds: int(env, 'SVC_EMBED_HANDOFF_TTL_S', 60, 1, 3600),

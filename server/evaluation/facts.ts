@@ -1,0 +1,174 @@
+/**
+ * Fact mining: typed values read out of a case's blocks, each with the block (and the exact line)
+ * it came from, so an answer built on a fact can cite it. Three shapes are read:
+ *
+ *  - "Label: value" lines in any block          -> `label` (and `<document>.label`)
+ *  - key/value table rows ("Label | value")     -> same paths (two-cell rows outside CSV files)
+ *  - columns of a table (every CSV file, and rows of three or more cells): the first row names the
+ *    columns, and each column gives `column.first|last|count` plus `min|max` for numbers and dates
+ *    and `sum` for numbers (also under `<document>.column.…`).
+ *
+ * Paths are snake_case: "Annual revenue" -> `annual_revenue`; `<document>` is the file name without
+ * its extension ("bank_statement.csv" -> `bank_statement`). When several facts share a path the
+ * first in document order (documents by upload, blocks by position) answers.
+ */
+import Big from 'big.js'
+import { parseValue, type TypedValue } from './values'
+
+/** A block of a case as the evaluation reads it. */
+export interface CaseBlock {
+  id: string
+  documentId: string
+  /** The document's file name (for fact namespaces and the report). */
+  filename: string
+  contentType: string
+  /** Position in the case: documents in upload order, then block position. */
+  order: number
+  page: number
+  kind: string
+  text: string
+}
+
+/** One mined fact. */
+export interface Fact {
+  /** The canonical path (without the document namespace). */
+  path: string
+  value: TypedValue
+  /** The text the value was read from. */
+  raw: string
+  blockId: string
+  documentId: string
+  page: number
+  /** A span of the block's text that shows the fact (a line or the whole row). */
+  quote: string
+}
+
+/** Facts by path, first-in-document-order first. */
+export interface FactIndex {
+  all: Fact[]
+  /** The fact answering a path (plain or `<document>.`-qualified), or undefined. */
+  lookup(path: string): Fact | undefined
+}
+
+/** snake_case of a label: lower case, runs of other characters as one "_", at most 64 characters. */
+export function slug(label: string): string {
+  return label.normalize('NFKD').replace(/[\u0300-\u036f]/g, '').toLowerCase()
+    .replace(/[^a-z0-9]+/g, '_').replace(/^_+|_+$/g, '').slice(0, 64).replace(/_+$/, '')
+}
+
+/** The namespace of a document: its file name without extension, as a slug. */
+export function documentNamespace(filename: string): string {
+  return slug(filename.replace(/\.[A-Za-z0-9]{1,8}$/, '')) || 'document'
+}
+
+const LABEL_LINE = /^\s*([A-Za-z][A-Za-z0-9 ()/&'’.,#%-]{0,79}?)\s*:\s*(?!\/\/)(\S.*?)\s*$/
+
+/** A "Label: value" line split, or null when the line is not one. */
+export function labelValue(line: string): { label: string; value: string } | null {
+  const m = LABEL_LINE.exec(line)
+  if (!m) return null
+  const label = m[1]!.trim()
+  if (label.split(/\s+/).length > 8 || slug(label) === '') return null
+  return { label, value: m[2]! }
+}
+
+const cellsOf = (text: string) => text.split(' | ').map((c) => c.trim())
+
+const isCsv = (b: CaseBlock) => /^text\/csv\b/i.test(b.contentType) || /\.csv$/i.test(b.filename)
+
+/** Mines every fact of a case's blocks (given in case order). */
+export function mineFacts(blocks: readonly CaseBlock[]): Fact[] {
+  const facts: Fact[] = []
+  const add = (path: string, value: TypedValue, raw: string, block: CaseBlock, quote: string) => {
+    if (path) facts.push({ path, value, raw, blockId: block.id, documentId: block.documentId, page: block.page, quote })
+  }
+  let run: CaseBlock[] = []
+  const tablesPerDocument = new Map<string, number>()
+  const flushRun = () => {
+    if (run.length === 0) return
+    const columnar = isCsv(run[0]!) || run.some((b) => cellsOf(b.text).length >= 3)
+    if (!columnar) {
+      for (const b of run) {
+        const [label, value] = cellsOf(b.text)
+        if (label && value && /[A-Za-z]/.test(label)) add(slug(label), parseValue(value), value, b, b.text)
+      }
+    } else if (run.length >= 2) {
+      const n = (tablesPerDocument.get(run[0]!.documentId) ?? 0) + 1
+      tablesPerDocument.set(run[0]!.documentId, n)
+      mineColumns(run, n, add)
+    }
+    run = []
+  }
+  for (const b of blocks) {
+    // A CSV whose rows have no separator (one column) is still a table of one column.
+    if (b.kind === 'table_row' && (b.text.includes(' | ') || isCsv(b))) {
+      if (run.length && run[0]!.documentId !== b.documentId) flushRun()
+      run.push(b)
+      continue
+    }
+    flushRun()
+    for (const line of b.text.split('\n')) {
+      const lv = labelValue(line)
+      if (lv) add(slug(lv.label), parseValue(lv.value), lv.value, b, line.trim())
+    }
+  }
+  flushRun()
+  return facts
+}
+
+type Add = (path: string, value: TypedValue, raw: string, block: CaseBlock, quote: string) => void
+
+function mineColumns(rows: CaseBlock[], tableNumber: number, add: Add): void {
+  const header = rows[0]!
+  const names = cellsOf(header.text).map(slug)
+  const prefix = tableNumber > 1 ? `table${tableNumber}_` : ''
+  names.forEach((name, col) => {
+    if (!name) return
+    const cells = rows.slice(1)
+      .map((row) => ({ row, raw: cellsOf(row.text)[col] ?? '' }))
+      .filter((c) => c.raw !== '')
+      .map((c) => ({ ...c, value: parseValue(c.raw) }))
+    if (cells.length === 0) return
+    const path = `${prefix}${name}`
+    const kinds = new Set(cells.map((c) => c.value.type))
+    const type = kinds.size === 1 ? [...kinds][0]! : 'text'
+    const typed = type === 'text' ? cells.map((c) => ({ ...c, value: { type: 'text', value: c.raw } as TypedValue })) : cells
+    const first = typed[0]!
+    const last = typed[typed.length - 1]!
+    add(`${path}.first`, first.value, first.raw, first.row, first.row.text)
+    add(`${path}.last`, last.value, last.raw, last.row, last.row.text)
+    add(`${path}.count`, { type: 'number', value: String(typed.length) }, String(typed.length), header, header.text)
+    if (type === 'number' || type === 'date') {
+      const cmp = (a: typeof first, b: typeof first) => type === 'number'
+        ? new Big(a.value.value as string).cmp(new Big(b.value.value as string))
+        : (a.value.value as string) < (b.value.value as string) ? -1 : (a.value.value as string) > (b.value.value as string) ? 1 : 0
+      let min = first
+      let max = first
+      for (const c of typed) {
+        if (cmp(c, min) < 0) min = c
+        if (cmp(c, max) > 0) max = c
+      }
+      add(`${path}.min`, min.value, min.raw, min.row, min.row.text)
+      add(`${path}.max`, max.value, max.raw, max.row, max.row.text)
+    }
+    if (type === 'number') {
+      const scale = Math.max(0, ...typed.map((c) => ((c.value.value as string).split('.')[1] ?? '').length))
+      const sum = typed.reduce((acc, c) => acc.plus(new Big(c.value.value as string)), new Big(0))
+      const unit = (first.value as { unit?: string }).unit
+      add(`${path}.sum`, { type: 'number', value: sum.toFixed(scale), ...(unit ? { unit } : {}) }, sum.toFixed(scale), header, header.text)
+    }
+  })
+}
+
+/** Indexes mined facts by plain and document-qualified path. */
+export function indexFacts(blocks: readonly CaseBlock[], facts: readonly Fact[]): FactIndex {
+  const namespaces = new Map<string, string>()
+  for (const b of blocks) if (!namespaces.has(b.documentId)) namespaces.set(b.documentId, documentNamespace(b.filename))
+  const byPath = new Map<string, Fact>()
+  for (const f of facts) {
+    if (!byPath.has(f.path)) byPath.set(f.path, f)
+    const qualified = `${namespaces.get(f.documentId) ?? 'document'}.${f.path}`
+    if (!byPath.has(qualified)) byPath.set(qualified, f)
+  }
+  return { all: [...facts], lookup: (path) => byPath.get(path) }
+}

@@ -1,0 +1,146 @@
+/**
+ * Typed values read out of document text: exact decimals as strings (money never becomes a float),
+ * ISO dates, booleans, or plain text. The fact miner, the accept rules and the model-backed engine
+ * share these readers, so "1,250,000.00" means the same thing everywhere.
+ */
+
+/** The answer types a question can declare. */
+export const ANSWER_TYPES = ['boolean', 'text', 'number', 'date'] as const
+export type AnswerType = (typeof ANSWER_TYPES)[number]
+
+/** A value with its type: numbers are decimal strings ("1250000.00"), dates ISO ("2024-01-31"). */
+export type TypedValue =
+  | { type: 'number'; value: string; unit?: string }
+  | { type: 'date'; value: string }
+  | { type: 'boolean'; value: boolean }
+  | { type: 'text'; value: string }
+
+/** The JSON value of an answer: a decimal string, an ISO date, a boolean, a string, or null. */
+export type AnswerValue = string | boolean | null
+
+const CURRENCY = /^(?:[$€£¥]|usd|eur|gbp|chf|cad|aud|jpy)\s*/i
+const CURRENCY_AFTER = /\s*(?:[$€£¥]|usd|eur|gbp|chf|cad|aud|jpy)$/i
+const GROUPED = /^\d{1,3}(?:,\d{3})+(?:\.\d+)?$/
+const PLAIN = /^\d+(?:\.\d+)?$|^\.\d+$/
+
+/**
+ * Reads an exact number: thousands separators (","), a currency sign or code, a minus sign or
+ * accounting parentheses, and a trailing "%" are understood. Returns the canonical decimal string
+ * (scale kept as written: "1,250,000.00" -> "1250000.00") with its unit, or null.
+ */
+export function parseNumber(raw: string): { value: string; unit?: string } | null {
+  let s = raw.trim()
+  let negative = false
+  if (/^\(.*\)$/.test(s)) { negative = true; s = s.slice(1, -1).trim() }
+  if (/^[-−]/.test(s)) { negative = !negative; s = s.slice(1).trim() } else if (s.startsWith('+')) s = s.slice(1).trim()
+  let unit: string | undefined
+  const before = CURRENCY.exec(s)
+  if (before) { unit = before[0].trim().toUpperCase(); s = s.slice(before[0].length) }
+  if (/^[-−]/.test(s)) { negative = !negative; s = s.slice(1).trim() }
+  const after = unit === undefined ? CURRENCY_AFTER.exec(s) : null
+  if (after) { unit = after[0].trim().toUpperCase(); s = s.slice(0, after.index).trim() }
+  if (s.endsWith('%')) { unit = '%'; s = s.slice(0, -1).trim() }
+  if (!GROUPED.test(s) && !PLAIN.test(s)) return null
+  let digits = s.replaceAll(',', '')
+  if (digits.startsWith('.')) digits = `0${digits}`
+  digits = digits.replace(/^0+(?=\d)/, '')
+  const zero = /^0(?:\.0+)?$/.test(digits)
+  const value = negative && !zero ? `-${digits}` : digits
+  return unit !== undefined ? { value, unit: normaliseUnit(unit) } : { value }
+}
+
+const normaliseUnit = (u: string) => ({ $: 'USD', '€': 'EUR', '£': 'GBP', '¥': 'JPY' } as Record<string, string>)[u] ?? u
+
+const MONTHS = ['january', 'february', 'march', 'april', 'may', 'june', 'july', 'august', 'september', 'october', 'november', 'december']
+
+const monthOf = (name: string): number | null => {
+  const n = name.toLowerCase().replace(/\.$/, '')
+  if (n.length < 3) return null
+  const i = MONTHS.findIndex((m) => m.startsWith(n) && (n.length >= 3))
+  return i < 0 ? null : i + 1
+}
+
+const iso = (y: number, m: number, d: number): string | null => {
+  if (m < 1 || m > 12 || d < 1 || y < 1000 || y > 9999) return null
+  const date = new Date(Date.UTC(y, m - 1, d))
+  if (date.getUTCMonth() !== m - 1 || date.getUTCDate() !== d) return null
+  return `${String(y).padStart(4, '0')}-${String(m).padStart(2, '0')}-${String(d).padStart(2, '0')}`
+}
+
+/**
+ * Reads a calendar date written unambiguously: ISO (2024-01-31, 2024/01/31), "January 31, 2024",
+ * "Jan 31 2024" or "31 January 2024". Day-first or month-first numeric forms (01/02/2024) are
+ * ambiguous and are not read as dates. Returns "YYYY-MM-DD" or null.
+ */
+export function parseDate(raw: string): string | null {
+  const s = raw.trim().replace(/\s+/g, ' ')
+  let m = /^(\d{4})[-/](\d{1,2})[-/](\d{1,2})(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?)?$/.exec(s)
+  if (m) return iso(Number(m[1]), Number(m[2]), Number(m[3]))
+  m = /^([A-Za-z]+\.?) (\d{1,2})(?:st|nd|rd|th)?,? (\d{4})$/.exec(s)
+  if (m) { const mo = monthOf(m[1]!); return mo ? iso(Number(m[3]), mo, Number(m[2])) : null }
+  m = /^(\d{1,2})(?:st|nd|rd|th)? ([A-Za-z]+\.?),? (\d{4})$/.exec(s)
+  if (m) { const mo = monthOf(m[2]!); return mo ? iso(Number(m[3]), mo, Number(m[1])) : null }
+  return null
+}
+
+/** Reads yes/no, true/false, y/n (any case) as a boolean, or null. */
+export function parseBoolean(raw: string): boolean | null {
+  const s = raw.trim().toLowerCase().replace(/[.!]$/, '')
+  if (['yes', 'true', 'y'].includes(s)) return true
+  if (['no', 'false', 'n', 'none'].includes(s)) return false
+  return null
+}
+
+/**
+ * Types a raw cell or "Label: value" value: a number (optionally followed by one unit word, as in
+ * "12 years"), a date, a boolean, else text.
+ */
+export function parseValue(raw: string): TypedValue {
+  const s = raw.trim()
+  const date = parseDate(s)
+  if (date) return { type: 'date', value: date }
+  const n = parseNumber(s)
+  if (n) return { type: 'number', ...n }
+  const withUnit = /^(.*?\d)\s+([A-Za-z]{1,12})$/.exec(s)
+  if (withUnit) {
+    const n2 = parseNumber(withUnit[1]!)
+    if (n2 && n2.unit === undefined) return { type: 'number', value: n2.value, unit: withUnit[2]!.toLowerCase() }
+  }
+  const b = parseBoolean(s)
+  if (b !== null) return { type: 'boolean', value: b }
+  return { type: 'text', value: s }
+}
+
+/**
+ * Converts a typed value to the value of an answer of `answerType`, or null when it cannot be one
+ * (a text fact asked as a number, for example). Text answers take any value's written form.
+ */
+export function toAnswerValue(v: TypedValue, answerType: AnswerType): AnswerValue {
+  switch (answerType) {
+    case 'number': return v.type === 'number' ? v.value : null
+    case 'date': return v.type === 'date' ? v.value : null
+    case 'boolean': return v.type === 'boolean' ? v.value : null
+    case 'text': return typeof v.value === 'boolean' ? (v.value ? 'yes' : 'no') : v.value
+  }
+}
+
+/**
+ * Reads a value a model (or any JSON producer) gave for `answerType`: numbers as JSON numbers or
+ * decimal strings, dates as ISO or written dates, booleans as JSON booleans or yes/no. Null when
+ * the value is not of the type.
+ */
+export function readAnswerValue(value: unknown, answerType: AnswerType): AnswerValue {
+  if (value === null || value === undefined) return null
+  switch (answerType) {
+    case 'number':
+      if (typeof value === 'number' && Number.isFinite(value)) return parseNumber(String(value))?.value ?? null
+      return typeof value === 'string' ? parseNumber(value)?.value ?? null : null
+    case 'date': return typeof value === 'string' ? parseDate(value) : null
+    case 'boolean':
+      if (typeof value === 'boolean') return value
+      return typeof value === 'string' ? parseBoolean(value) : null
+    case 'text':
+      if (typeof value === 'string') return value.trim() === '' ? null : value.trim()
+      return typeof value === 'number' || typeof value === 'boolean' ? String(value) : null
+  }
+}
