@@ -1,0 +1,66 @@
+/**
+ * Shared steps of the notification tests: an app wired to the local HTTPS receiver, subscribing,
+ * finishing synthetic tasks through finishTask (the product has no HTTP backdoor for that) and
+ * waiting for deliveries to settle.
+ */
+import { call, startApp, type StartOptions, type TestApp } from '../helpers/app'
+import { testPki } from '../helpers/https-receiver'
+import { finishTask, type FinishTaskInput } from '../../jobs/notify'
+import { JOB_KINDS } from '../../jobs/handlers'
+import { deliveryJobKind } from '../../jobs/deliver'
+
+/** An app whose webhooks trust the test CA and may reach `allow` (the receiver's address). */
+export async function startNotifyApp(opts: { allow?: string[]; retryInitialMs?: number; totalTimeoutMs?: number; env?: Record<string, string>; runner?: StartOptions['runner'] } = {}): Promise<TestApp> {
+  const env: Record<string, string> = {
+    SVC_WEBHOOK_CA_FILE: testPki().caFile,
+    SVC_WEBHOOK_RETRY_INITIAL_MS: String(opts.retryInitialMs ?? 30),
+    ...(opts.allow?.length ? { SVC_WEBHOOK_UNSAFE_ALLOW_ADDRESSES: opts.allow.join(',') } : {}),
+    ...opts.env,
+  }
+  const kinds = { ...JOB_KINDS, deliver_notification: deliveryJobKind({ totalTimeoutMs: opts.totalTimeoutMs ?? 600 }) }
+  return startApp({ env, runner: opts.runner === false ? false : { pollMs: 10, kinds, ...opts.runner } })
+}
+
+/** Creates a subscription through the API and returns its body. */
+export async function subscribe(app: TestApp, token: string, target: { url: string } | { address: string }, task: { kind?: string; id?: string } = {}) {
+  const body = {
+    task_kind: task.kind ?? 'document_ingestion',
+    task_id: task.id ?? crypto.randomUUID(),
+    ...('url' in target ? { channel: 'webhook', webhook: { url: target.url } } : { channel: 'email', email: { address: target.address } }),
+  }
+  const r = await call(app.url, 'POST', '/v1/task-notification-subscriptions', { token, body })
+  if (r.status !== 201) throw new Error(`subscribe: ${r.status} ${r.text}`)
+  return r.body as { id: string; task_kind: string; task_id: string; channel: string }
+}
+
+/** Finishes a synthetic task in its own transaction; returns the delivery ids created. */
+export async function finish(app: TestApp, input: Omit<FinishTaskInput, 'resourcePath'> & { resourcePath?: string }): Promise<string[]> {
+  const resourcePath = input.resourcePath ?? `/v1/scenarios/${crypto.randomUUID()}/documents/${input.taskId}`
+  return app.sql.begin((tx) => finishTask(tx, { ...input, resourcePath }))
+}
+
+/** Reads a delivery through the API. */
+export async function getDelivery(app: TestApp, token: string, subscriptionId: string, deliveryId: string) {
+  const r = await call(app.url, 'GET', `/v1/task-notification-subscriptions/${subscriptionId}/deliveries/${deliveryId}`, { token })
+  if (r.status !== 200) throw new Error(`get delivery: ${r.status} ${r.text}`)
+  return r.body
+}
+
+/** Polls a delivery until `until` holds (default: no longer pending). */
+export async function waitDelivery(app: TestApp, token: string, subscriptionId: string, deliveryId: string,
+  until: (d: any) => boolean = (d) => d.status !== 'pending', timeoutMs = 45_000) {
+  const deadline = Date.now() + timeoutMs
+  for (;;) {
+    const d = await getDelivery(app, token, subscriptionId, deliveryId)
+    if (until(d)) return d
+    if (Date.now() > deadline) throw new Error(`delivery did not settle: ${JSON.stringify(d)}`)
+    await Bun.sleep(25)
+  }
+}
+
+/** Parses an SVC-Signature header. */
+export function parseSignature(header: string): { t: number; v1: string } {
+  const m = /^t=(\d+),v1=([0-9a-f]{64})$/.exec(header)
+  if (!m) throw new Error(`bad signature header ${header}`)
+  return { t: Number(m[1]), v1: m[2]! }
+}
