@@ -13,7 +13,7 @@ export const ApiKeyCreate = t.Object({
   scopes: t.Array(t.String(), { minItems: 1, maxItems: 20, description: 'scenarios:read, scenarios:write, question_sets:read, question_sets:write, settings:write, notifications:write, embed:mint (grants nothing else)' }),
   expires_at: t.Optional(t.Union([t.String({ format: 'date-time' }), t.Null()], { description: 'When the key stops working; absent or null: it does not expire.' })),
   environment: t.Optional(t.Union([t.Literal('live'), t.Literal('test')], { description: 'live (default) or test; a test key is marked as such in GET /v1/tenants/me.' })),
-}, { additionalProperties: false })
+})
 
 /** An API key record. */
 export const ApiKey = t.Object({

@@ -34,7 +34,7 @@ export const BreakGlassCreate = t.Object({
 /** An admin's decision body. */
 export const BreakGlassDecision = t.Object({
   note: t.Optional(t.String({ maxLength: 2000 })),
-}, { additionalProperties: false })
+})
 
 /** Path parameters naming a request of the caller's workspace. */
 export const BreakGlassParams = t.Object({ requestId: Uuid })

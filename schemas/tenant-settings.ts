@@ -17,7 +17,7 @@ export const TenantSettingsInput = t.Object({
   time_zone: t.Optional(t.Union([t.String({ maxLength: 64 }), t.Null()], timeZone)),
   notification_retention_days: t.Optional(t.Union([t.Integer({ minimum: 1, maximum: 3650 }), t.Null()], retention)),
   break_glass_require_tenant_approval: t.Optional(t.Boolean(approval)),
-}, { additionalProperties: false })
+})
 
 /** The settings as GET and PUT return them (the values in force). */
 export const TenantSettings = t.Object({

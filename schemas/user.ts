@@ -25,7 +25,7 @@ export const UserParams = t.Object({ userId: Uuid })
 export const UserUpdate = t.Object({
   role: t.Optional(Role),
   status: t.Optional(t.Union([t.Literal('active'), t.Literal('deactivated')])),
-}, { additionalProperties: false })
+})
 
 /** GET /v1/users query. */
 export const UserListQuery = Type.Object({
