@@ -25,6 +25,7 @@ import { tenantSettingsRoutes } from './resources/tenant-settings'
 import { auditRoutes } from './resources/audit'
 import { breakGlassRoutes } from './resources/break-glass'
 import { notificationRoutes } from './notifications/routes'
+import { embedRoutes } from './embed'
 import pkg from '../package.json' with { type: 'json' }
 
 /** Builds the whole HTTP application over its dependencies. */
@@ -66,6 +67,7 @@ export function createApp(deps: AppDeps) {
     .use(auditRoutes(deps))
     .use(breakGlassRoutes(deps))
     .use(notificationRoutes(deps))
+    .use(embedRoutes(deps))
 }
 
 /** The type of the built application. */

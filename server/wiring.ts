@@ -8,6 +8,7 @@ import type { AppDeps } from './deps'
 import { migrationsCurrent } from './db/migrate'
 import { Cursors } from './http/pagination'
 import { createAuthenticator } from './auth/principal'
+import { createEmbedSessionResolver } from './embed/sessions'
 import { createTokenVerifier } from './auth/oidc'
 import { deriveKey, loadSecretKey } from './secret-key'
 import { createMailer } from './mail/mailer'
@@ -26,7 +27,7 @@ export function wireDeps(config: Config, db: Database, draining: () => boolean =
     cursors: new Cursors(deriveKey(secretKey, 'cursor')),
     mailer: createMailer({ smtpUrl: config.smtpUrl, from: config.mailFrom, dataDir: config.dataDir }),
     secretKey,
-    authenticate: createAuthenticator({ sql: db.sql, verifyToken, operatorSubjects: config.operatorSubjects }),
+    authenticate: createAuthenticator({ sql: db.sql, verifyToken, operatorSubjects: config.operatorSubjects, resolveEmbedSession: createEmbedSessionResolver(db.sql) }),
     ready: () => migrationsCurrent(db.sql),
     draining,
     blobs: createBlobStore(config, secretKey),

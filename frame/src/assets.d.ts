@@ -1,0 +1,2 @@
+// Stylesheets imported for their side effect; Bun.build emits them as the frame's CSS file.
+declare module '*.css' {}

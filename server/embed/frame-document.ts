@@ -1,0 +1,128 @@
+/**
+ * The frame document: GET /embed/{tenant_slug}, served from the same host as /v1 with no CORS
+ * headers and no credential in the URL. Its Content-Security-Policy names the workspace's
+ * allow-listed origins as the only frame ancestors and allows script, style and fetches from this
+ * origin only. When embedding is not enabled for the requesting origin (an empty list, an unknown
+ * or suspended workspace, or an origin outside the list where the request states one) the answer
+ * is the ordinary 404 with `frame-ancestors 'none'`. Also serves the frame's hashed assets and,
+ * with SVC_EXAMPLE_HOST=1, the example host page.
+ */
+import { Elysia, t } from 'elysia'
+import type { AppDeps } from '../deps'
+import { accessControl } from '../auth/access'
+import { ProblemError } from '../http/problem'
+import { responses } from '../http/docs'
+import { allowedOrigins } from './origins'
+import { EXAMPLE_HOST, FRAME_CSS, FRAME_JS, type FrameAsset } from './bundle'
+
+/** The policy of a frame document embeddable by `origins`. */
+export function frameCsp(origins: readonly string[]): string {
+  return [
+    "default-src 'none'",
+    "script-src 'self'",
+    "style-src 'self'",
+    "connect-src 'self'",
+    "img-src 'self' data: blob:",
+    "base-uri 'none'",
+    "form-action 'none'",
+    `frame-ancestors ${origins.length ? origins.join(' ') : "'none'"}`,
+  ].join('; ')
+}
+
+/** The policy of the 404 answer: nobody may frame it. */
+export const NOT_EMBEDDABLE_CSP = "frame-ancestors 'none'"
+
+/**
+ * The origin a request says it comes from: its Origin header, else the origin of its Referer;
+ * null when it states none (the browser then enforces frame-ancestors on its own).
+ */
+export function statedOrigin(request: Request): string | null {
+  const origin = request.headers.get('origin')
+  if (origin && origin !== 'null') return origin
+  const referer = request.headers.get('referer')
+  if (!referer) return null
+  try { return new URL(referer).origin } catch { return null }
+}
+
+const notEmbeddable = () =>
+  new ProblemError('not_found', 'No embeddable view exists at this address.', { headers: { 'content-security-policy': NOT_EMBEDDABLE_CSP } })
+
+/** The HTML of the frame document: a root element, the stylesheet and the script; nothing else. */
+export function frameHtml(): string {
+  return `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="referrer" content="no-referrer">
+<meta name="robots" content="noindex">
+<title>Case view</title>
+<link rel="stylesheet" href="static/${FRAME_CSS.name}">
+</head>
+<body>
+<div id="svc-root"></div>
+<script src="static/${FRAME_JS.name}"></script>
+</body>
+</html>
+`
+}
+
+const ASSETS = new Map<string, FrameAsset>([[FRAME_JS.name, FRAME_JS], [FRAME_CSS.name, FRAME_CSS]])
+
+/** The frame document, asset and example host routes. */
+export function frameDocumentRoutes(deps: AppDeps) {
+  const { sql } = deps
+  const app = new Elysia({ name: 'embed-frame' })
+    .use(accessControl(deps.authenticate))
+    .get('/embed/:slug', async ({ params, request, set }) => {
+      const [tenant] = await sql<{ id: string; status: string }[]>`select id, status from tenants where slug = ${params.slug}`
+      if (!tenant || tenant.status !== 'active') throw notEmbeddable()
+      const origins = await allowedOrigins(sql, tenant.id)
+      const stated = statedOrigin(request)
+      if (origins.length === 0 || (stated !== null && !origins.includes(stated))) throw notEmbeddable()
+      set.headers['content-type'] = 'text/html; charset=utf-8'
+      set.headers['content-security-policy'] = frameCsp(origins)
+      set.headers['cache-control'] = 'no-store'
+      set.headers['x-content-type-options'] = 'nosniff'
+      set.headers['referrer-policy'] = 'no-referrer'
+      return frameHtml()
+    }, {
+      access: { public: true },
+      params: t.Object({ slug: t.String({ maxLength: 63 }) }),
+      detail: {
+        summary: 'The embedded read-only case view (an HTML document for an iframe)',
+        description: 'No credential in the URL; the host hands a handoff to the frame in svc:init. 404 with frame-ancestors \'none\' when embedding is not enabled for the requesting origin.',
+        tags: ['Embed'],
+        responses: { ...responses({}, ['not_found']), 200: { description: 'The frame document', content: { 'text/html': { schema: { type: 'string' } } } } },
+      },
+    })
+    .get('/embed/static/:file', ({ params, set }) => {
+      const asset = ASSETS.get(params.file)
+      if (!asset) throw new ProblemError('not_found', 'No resource exists at this path.')
+      set.headers['content-type'] = asset.type
+      set.headers['cache-control'] = 'public, max-age=31536000, immutable'
+      set.headers['x-content-type-options'] = 'nosniff'
+      return asset.body
+    }, {
+      access: { public: true },
+      params: t.Object({ file: t.String({ maxLength: 64 }) }),
+      detail: { hide: true },
+    })
+  if (!deps.config.exampleHost) return app
+  const hostFile = (name: string, set: { headers: Record<string, string | number> }) => {
+    const file = EXAMPLE_HOST[name]
+    if (!file) throw new ProblemError('not_found', 'No resource exists at this path.')
+    set.headers['content-type'] = file.type
+    set.headers['cache-control'] = 'no-cache'
+    set.headers['x-content-type-options'] = 'nosniff'
+    set.headers['content-security-policy'] = "default-src 'none'; script-src 'self'; style-src 'self'; frame-src 'self'; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+    return file.body
+  }
+  return app
+    .get('/example-host/', ({ set }) => hostFile('index.html', set), { access: { public: true }, detail: { hide: true } })
+    .get('/example-host/:file', ({ params, set }) => hostFile(params.file, set), {
+      access: { public: true },
+      params: t.Object({ file: t.String({ maxLength: 64 }) }),
+      detail: { hide: true },
+    })
+}
