@@ -22,6 +22,7 @@ import { enqueueIngestion, DOCUMENT_INGESTION } from '../documents/ingestion'
 import { findDocument, renderBlock, renderDocument, setDocumentStatus, type BlockRow, type DocumentRow, type DocumentStatus } from '../documents/store'
 import { UPLOAD_URL_TTL_SECONDS } from '../storage/blob-store'
 import { subscribeInline, type InlineNotification } from '../notifications/inline'
+import { appendCaseEvent } from '../events/log'
 
 const READ = { roles: ANY_ROLE, scopes: ['scenarios:read', 'scenarios:write'], embed: true } as const
 const WRITE = { roles: CASE_WRITERS, scopes: ['scenarios:write'] } as const
@@ -81,6 +82,7 @@ export function documentRoutes(deps: AppDeps) {
           insert into documents (tenant_id, id, scenario_id, filename, content_type, size_bytes, checksum_sha256, blob_key)
           values (${tenantId}, ${id}, ${params.scenarioId}, ${body.filename}, ${type.contentType}, ${body.size_bytes}, ${sha256 ?? null}, ${upload.key ?? null})
           returning *`
+        await appendCaseEvent(tx, { tenantId, scenarioId: params.scenarioId, type: 'document.status', data: { document_id: id, status: 'awaiting_upload' } })
         return {
           status: 201,
           body: { ...renderDocument(row!), upload: { method: upload.method, url: upload.url, headers: upload.headers, expires_at: expiresAt.toISOString() } },
