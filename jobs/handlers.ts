@@ -7,10 +7,12 @@ import { deliveryJobKind } from './deliver'
 import { DELIVERY_JOB_KIND } from '../server/notifications/deliveries'
 import { MAINTENANCE_JOB_KIND, maintenanceJobKind } from './maintenance'
 import { DOCUMENT_INGESTION, documentIngestionJobKind } from '../server/documents/ingestion'
+import { QUESTION_SET_PUBLISH, questionSetPublishJobKind } from '../server/question-sets/publish'
 
 /** Every job kind the runner knows. */
 export const JOB_KINDS: Record<string, JobKind> = {
   [DELIVERY_JOB_KIND]: deliveryJobKind(),
   [MAINTENANCE_JOB_KIND]: maintenanceJobKind(),
   [DOCUMENT_INGESTION]: documentIngestionJobKind(),
+  [QUESTION_SET_PUBLISH]: questionSetPublishJobKind(),
 }

@@ -26,6 +26,7 @@ import { auditRoutes } from './resources/audit'
 import { breakGlassRoutes } from './resources/break-glass'
 import { notificationRoutes } from './notifications/routes'
 import { embedRoutes } from './embed'
+import { questionSetRoutes } from './resources/question-sets'
 import pkg from '../package.json' with { type: 'json' }
 
 /** Builds the whole HTTP application over its dependencies. */
@@ -68,6 +69,7 @@ export function createApp(deps: AppDeps) {
     .use(breakGlassRoutes(deps))
     .use(notificationRoutes(deps))
     .use(embedRoutes(deps))
+    .use(questionSetRoutes(deps))
 }
 
 /** The type of the built application. */

@@ -1,0 +1,94 @@
+/**
+ * Question sets and their versions: request and response shapes.
+ */
+import { t } from 'elysia'
+import { Type } from '@sinclair/typebox'
+import { Timestamp, Uuid } from './common'
+import { InlineNotifications } from '../server/notifications/inline'
+
+/** A question's criticality: what a failed or missing answer does to the decision. */
+export const Criticality = t.Union([t.Literal('critical'), t.Literal('major'), t.Literal('minor')], {
+  description: 'critical: a failed rule declines, not found refers; major: a failed rule refers; minor: informative.',
+})
+
+/** The type of a question's answer value. */
+export const AnswerTypeSchema = t.Union([t.Literal('boolean'), t.Literal('text'), t.Literal('number'), t.Literal('date')], {
+  description: 'number answers are decimal strings, dates ISO dates (YYYY-MM-DD).',
+})
+
+/** One question of a version. */
+export const QuestionSchema = t.Object({
+  key: t.String({ minLength: 1, maxLength: 64, pattern: '^[A-Za-z0-9][A-Za-z0-9_.-]*$', description: 'Unique within the version.' }),
+  text: t.String({ minLength: 1, maxLength: 2000 }),
+  criticality: Criticality,
+  answer_type: AnswerTypeSchema,
+  guidance: t.Optional(t.String({ maxLength: 4000, description: 'Hints for whoever (or whatever) answers.' })),
+  fact_path: t.Optional(t.String({
+    minLength: 1, maxLength: 200, pattern: '^[a-z0-9_]+(\\.[a-z0-9_]+)*$',
+    description: 'A mined fact that answers the question, e.g. annual_revenue, bank_statement.balance.min.',
+  })),
+  accept: t.Optional(t.String({
+    minLength: 1, maxLength: 500,
+    description: "Accept rule over the answer value, e.g. `value >= 1000000`, `value between 0 and 0.35`, `value in ['LLC']`, `present`. Needs fact_path.",
+  })),
+}, { additionalProperties: false })
+
+/** POST /v1/question-sets body. */
+export const QuestionSetCreate = t.Object({
+  name: t.String({ minLength: 1, maxLength: 200 }),
+  vertical: t.Optional(t.String({ maxLength: 64, description: 'A key of GET /v1/verticals; absent binds the set to the default entry.' })),
+})
+
+/** A question set as every endpoint returns it. */
+export const QuestionSet = t.Object({
+  id: Uuid,
+  name: t.String(),
+  vertical: t.Optional(t.String()),
+  latest_version_id: t.Optional(Uuid),
+  published_version_id: t.Optional(t.String({ format: 'uuid', description: 'The newest published version.' })),
+  created_at: Timestamp,
+  updated_at: Timestamp,
+})
+
+/** POST .../versions and PUT .../versions/{versionId} body. */
+export const VersionWrite = t.Object({
+  questions: t.Array(QuestionSchema, { maxItems: 500 }),
+})
+
+/** POST .../publish body. */
+export const PublishRequest = t.Object({
+  notifications: InlineNotifications,
+})
+
+/** A question-set version as every endpoint returns it. */
+export const QuestionSetVersion = t.Object({
+  id: Uuid,
+  question_set_id: Uuid,
+  number: t.Integer({ minimum: 1 }),
+  status: t.String({ description: 'draft, publishing, published or failed' }),
+  questions: t.Array(QuestionSchema),
+  etag: t.String({ description: 'Equals the ETag header; send it as If-Match to edit or publish this version.' }),
+  failure_reason: t.Optional(t.String()),
+  published_at: t.Optional(Timestamp),
+  created_at: Timestamp,
+  updated_at: Timestamp,
+})
+
+/** GET /v1/question-sets query. */
+export const QuestionSetListQuery = Type.Object({
+  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200, default: 50 })),
+  cursor: Type.Optional(Type.String({ maxLength: 512 })),
+  vertical: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: 'Only sets bound to this vertical' })),
+})
+
+/** GET .../versions query. */
+export const VersionListQuery = Type.Object({
+  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200, default: 50 })),
+  cursor: Type.Optional(Type.String({ maxLength: 512 })),
+  status: Type.Optional(Type.Union([Type.Literal('draft'), Type.Literal('publishing'), Type.Literal('published'), Type.Literal('failed')])),
+})
+
+/** Path parameters naming a question set. */
+export const QuestionSetParams = t.Object({ questionSetId: Uuid })
+/** Path parameters naming a version of a question set. */
+export const VersionParams = t.Object({ questionSetId: Uuid, versionId: Uuid })

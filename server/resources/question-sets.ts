@@ -1,0 +1,228 @@
+/**
+ * Question sets and their versions: create and read sets, create, edit (drafts only), read and
+ * publish versions. Every version carries a strong ETag; a write that names a version through
+ * If-Match gets 412 precondition_failed when that version has changed since (an edit, or publishing
+ * it). A published version never changes. Publishing is the `question_set_publish` task.
+ */
+import { Elysia, t } from 'elysia'
+import type { AppDeps } from '../deps'
+import type { Tx } from '../db/connect'
+import { accessControl, ANY_ROLE, tenantOf, type AccessRule } from '../auth/access'
+import { ProblemError, problems } from '../http/problem'
+import { documentQuery, readQuery } from '../http/query'
+import { idempotencyKeyOf, runIdempotent } from '../http/idempotency'
+import { consumeRate, RATE_PROBLEMS } from '../http/rate-limit'
+import { BODY_PROBLEMS, LIST_PROBLEMS, PATH_PROBLEMS, responses } from '../http/docs'
+import { subscribeInline } from '../notifications/inline'
+import { enqueueJob } from '../../jobs/queue'
+import { PageOf } from '../../schemas/common'
+import {
+  PublishRequest, QuestionSet, QuestionSetCreate, QuestionSetListQuery, QuestionSetParams, QuestionSetVersion,
+  VersionListQuery, VersionParams, VersionWrite,
+} from '../../schemas/question-set'
+import { VERTICAL_KEYS } from './verticals'
+import {
+  findQuestionSet, findVersion, ifMatchHolds, renderQuestionSet, renderVersion, selectQuestionSets, versionEtag,
+  type QuestionSetRow, type VersionRow,
+} from '../question-sets/store'
+import { assertQuestions, normaliseQuestions } from '../question-sets/validate'
+import { QUESTION_SET_PUBLISH, versionPath } from '../question-sets/publish'
+import type { Question } from '../evaluation/engine'
+
+/** Who may write question sets: admins and reviewers, or keys with question_sets:write. */
+export const QUESTION_SET_WRITE: AccessRule = { roles: ['admin', 'reviewer'], scopes: ['question_sets:write'] }
+/** Who may read them: every member, or keys with a question_sets scope. */
+export const QUESTION_SET_READ: AccessRule = { roles: ANY_ROLE, scopes: ['question_sets:read', 'question_sets:write'] }
+
+const VERSION_COLUMNS = (sql: Tx) => sql`id, question_set_id, number, status, questions, revision, failure_reason, published_at, created_at, updated_at`
+
+const stale = (what: string) => new ProblemError('precondition_failed', `If-Match does not name the current ${what}; read it again (its ETag changed) and retry.`)
+
+/** Question-set routes. */
+export function questionSetRoutes(deps: AppDeps) {
+  const { sql, cursors } = deps
+  documentQuery('GET', '/v1/question-sets', QuestionSetListQuery)
+  documentQuery('GET', '/v1/question-sets/:questionSetId/versions', VersionListQuery)
+
+  const requireSet = async (tx: Tx, tenantId: string, id: string, lock = false): Promise<QuestionSetRow> => {
+    if (lock) await tx`select 1 from question_sets where tenant_id = ${tenantId} and id = ${id} for update`
+    const set = await findQuestionSet(tx, tenantId, id)
+    if (!set) throw problems.notFound('question set')
+    return set
+  }
+
+  return new Elysia({ name: 'question-sets' })
+    .use(accessControl(deps.authenticate))
+    .post('/v1/question-sets', async ({ principal, body, request, path, set }) => {
+      const tenantId = tenantOf(principal)
+      if (body.name.trim() === '') throw problems.rule('name must contain a non-whitespace character.')
+      if (body.vertical !== undefined && !VERTICAL_KEYS.includes(body.vertical)) {
+        throw problems.schema([{ pointer: '/vertical', message: `must be a key of GET /v1/verticals: ${VERTICAL_KEYS.join(', ')}` }])
+      }
+      const result = await runIdempotent({ sql, tenantId, method: 'POST', path, body, key: idempotencyKeyOf(request) }, async (tx) => {
+        const id = Bun.randomUUIDv7()
+        await tx`insert into question_sets (tenant_id, id, name, vertical) values (${tenantId}, ${id}, ${body.name}, ${body.vertical ?? null})`
+        return { status: 201, body: renderQuestionSet((await findQuestionSet(tx, tenantId, id))!), location: `/v1/question-sets/${id}` }
+      })
+      set.status = result.status
+      if (result.location) set.headers.location = result.location
+      if (result.replayed) set.headers['idempotent-replayed'] = 'true'
+      return result.body as ReturnType<typeof renderQuestionSet>
+    }, {
+      access: QUESTION_SET_WRITE,
+      body: QuestionSetCreate,
+      detail: { summary: 'Create a question set', tags: ['Question sets'], responses: responses({ 201: QuestionSet }, [...BODY_PROBLEMS, 'idempotency_conflict', 'conflict']) },
+    })
+    .get('/v1/question-sets', async ({ principal, query }) => {
+      const tenantId = tenantOf(principal)
+      const q = readQuery(QuestionSetListQuery, query)
+      const limit = q.limit ?? 50
+      const scope = `question-sets|${q.vertical ?? ''}`
+      const after = q.cursor !== undefined ? cursors.decode(q.cursor, scope) : null
+      const rows = await sql<QuestionSetRow[]>`
+        ${selectQuestionSets(sql)}
+        where s.tenant_id = ${tenantId}
+          ${after !== null ? sql`and s.id < ${after}` : sql``}
+          ${q.vertical !== undefined ? sql`and s.vertical = ${q.vertical}` : sql``}
+        order by s.id desc
+        limit ${limit + 1}`
+      return cursors.page(rows, limit, scope, (r) => r.id, renderQuestionSet)
+    }, {
+      access: QUESTION_SET_READ,
+      detail: { summary: 'List question sets, newest first', tags: ['Question sets'], responses: responses({ 200: PageOf(QuestionSet) }, LIST_PROBLEMS) },
+    })
+    .get('/v1/question-sets/:questionSetId', async ({ principal, params }) => {
+      const row = await findQuestionSet(sql, tenantOf(principal), params.questionSetId)
+      if (!row) throw problems.notFound('question set')
+      return renderQuestionSet(row)
+    }, {
+      access: QUESTION_SET_READ,
+      params: QuestionSetParams,
+      detail: { summary: 'Read a question set', tags: ['Question sets'], responses: responses({ 200: QuestionSet }, PATH_PROBLEMS) },
+    })
+    .post('/v1/question-sets/:questionSetId/versions', async ({ principal, params, body, request, path, set }) => {
+      const tenantId = tenantOf(principal)
+      const questions = normaliseQuestions(body.questions as Question[])
+      assertQuestions(questions)
+      const ifMatch = request.headers.get('if-match')
+      const result = await runIdempotent({ sql, tenantId, method: 'POST', path, body: { ...body, if_match: ifMatch }, key: idempotencyKeyOf(request) }, async (tx) => {
+        await requireSet(tx, tenantId, params.questionSetId, true)
+        const [latest] = await tx<VersionRow[]>`
+          select ${VERSION_COLUMNS(tx)} from question_set_versions
+          where tenant_id = ${tenantId} and question_set_id = ${params.questionSetId} order by number desc limit 1`
+        // If-Match names the version these questions were based on: it must still be the newest.
+        if (!ifMatchHolds(ifMatch, latest ? versionEtag(latest) : null)) throw stale('newest version of this question set')
+        const [row] = await tx<VersionRow[]>`
+          insert into question_set_versions (tenant_id, id, question_set_id, number, questions)
+          values (${tenantId}, ${Bun.randomUUIDv7()}, ${params.questionSetId}, ${(latest?.number ?? 0) + 1}, ${tx.json(questions as never)})
+          returning ${VERSION_COLUMNS(tx)}`
+        await tx`update question_sets set updated_at = now() where tenant_id = ${tenantId} and id = ${params.questionSetId}`
+        return { status: 201, body: renderVersion(row!), location: versionPath(params.questionSetId, row!.id) }
+      })
+      set.status = result.status
+      if (result.location) set.headers.location = result.location
+      set.headers.etag = (result.body as { etag: string }).etag
+      if (result.replayed) set.headers['idempotent-replayed'] = 'true'
+      return result.body as ReturnType<typeof renderVersion>
+    }, {
+      access: QUESTION_SET_WRITE,
+      params: QuestionSetParams,
+      body: VersionWrite,
+      detail: {
+        summary: 'Create a draft version (optional If-Match: the ETag of the newest version it is based on)',
+        tags: ['Question sets'],
+        responses: responses({ 201: QuestionSetVersion }, [...PATH_PROBLEMS, ...BODY_PROBLEMS, 'precondition_failed', 'idempotency_conflict', 'conflict']),
+      },
+    })
+    .get('/v1/question-sets/:questionSetId/versions', async ({ principal, params, query }) => {
+      const tenantId = tenantOf(principal)
+      const q = readQuery(VersionListQuery, query)
+      await requireSet(sql, tenantId, params.questionSetId)
+      const limit = q.limit ?? 50
+      const scope = `versions|${params.questionSetId}|${q.status ?? ''}`
+      const after = q.cursor !== undefined ? cursors.decode(q.cursor, scope) : null
+      const rows = await sql<VersionRow[]>`
+        select ${VERSION_COLUMNS(sql)} from question_set_versions
+        where tenant_id = ${tenantId} and question_set_id = ${params.questionSetId}
+          ${after !== null ? sql`and id < ${after}` : sql``}
+          ${q.status !== undefined ? sql`and status = ${q.status}` : sql``}
+        order by id desc
+        limit ${limit + 1}`
+      return cursors.page(rows, limit, scope, (r) => r.id, renderVersion)
+    }, {
+      access: QUESTION_SET_READ,
+      params: QuestionSetParams,
+      detail: { summary: 'List the versions of a question set, newest first', tags: ['Question sets'], responses: responses({ 200: PageOf(QuestionSetVersion) }, [...PATH_PROBLEMS, ...LIST_PROBLEMS]) },
+    })
+    .get('/v1/question-sets/:questionSetId/versions/:versionId', async ({ principal, params, set }) => {
+      const row = await findVersion(sql, tenantOf(principal), params.questionSetId, params.versionId)
+      if (!row) throw problems.notFound('version')
+      set.headers.etag = versionEtag(row)
+      return renderVersion(row)
+    }, {
+      access: QUESTION_SET_READ,
+      params: VersionParams,
+      detail: { summary: 'Read a version (with its ETag)', tags: ['Question sets'], responses: responses({ 200: QuestionSetVersion }, PATH_PROBLEMS) },
+    })
+    .put('/v1/question-sets/:questionSetId/versions/:versionId', async ({ principal, params, body, request, set }) => {
+      const tenantId = tenantOf(principal)
+      const questions = normaliseQuestions(body.questions as Question[])
+      assertQuestions(questions)
+      const row = await sql.begin(async (tx) => {
+        const current = await findVersion(tx, tenantId, params.questionSetId, params.versionId, true)
+        if (!current) throw problems.notFound('version')
+        if (!ifMatchHolds(request.headers.get('if-match'), versionEtag(current))) throw stale('version')
+        if (current.status !== 'draft') throw problems.conflict(`The version is ${current.status}; only a draft can be edited. Create a new version instead.`)
+        const [updated] = await tx<VersionRow[]>`
+          update question_set_versions
+          set questions = ${tx.json(questions as never)}, revision = revision + 1, updated_at = now()
+          where tenant_id = ${tenantId} and id = ${params.versionId}
+          returning ${VERSION_COLUMNS(tx)}`
+        await tx`update question_sets set updated_at = now() where tenant_id = ${tenantId} and id = ${params.questionSetId}`
+        return updated!
+      })
+      set.headers.etag = versionEtag(row)
+      return renderVersion(row)
+    }, {
+      access: QUESTION_SET_WRITE,
+      params: VersionParams,
+      body: VersionWrite,
+      detail: {
+        summary: "Replace a draft version's questions (If-Match: its ETag; 412 when stale, 409 once published)",
+        tags: ['Question sets'],
+        responses: responses({ 200: QuestionSetVersion }, [...PATH_PROBLEMS, ...BODY_PROBLEMS, 'precondition_failed', 'conflict']),
+      },
+    })
+    .post('/v1/question-sets/:questionSetId/versions/:versionId/publish', async ({ principal, params, body, request, path, set }) => {
+      const tenantId = tenantOf(principal)
+      const ifMatch = request.headers.get('if-match')
+      const result = await runIdempotent({ sql, tenantId, method: 'POST', path, body: { ...(body ?? {}), if_match: ifMatch }, key: idempotencyKeyOf(request) }, async (tx) => {
+        const current = await findVersion(tx, tenantId, params.questionSetId, params.versionId, true)
+        if (!current) throw problems.notFound('version')
+        if (!ifMatchHolds(ifMatch, versionEtag(current))) throw stale('version')
+        if (current.status === 'published' || current.status === 'publishing') throw problems.conflict(`The version is already ${current.status}.`)
+        await consumeRate(deps, tenantId, 'unit', tx)
+        await subscribeInline(tx, principal, { tenantId, taskKind: 'question_set_publish', taskId: current.id, items: body?.notifications })
+        const [row] = await tx<VersionRow[]>`
+          update question_set_versions
+          set status = 'publishing', failure_reason = null, revision = revision + 1, updated_at = now()
+          where tenant_id = ${tenantId} and id = ${current.id}
+          returning ${VERSION_COLUMNS(tx)}`
+        await enqueueJob(tx, { kind: QUESTION_SET_PUBLISH, tenantId, payload: { questionSetId: params.questionSetId, versionId: current.id } })
+        return { status: 202, body: renderVersion(row!), location: versionPath(params.questionSetId, current.id) }
+      })
+      set.status = result.status
+      if (result.location) set.headers.location = result.location
+      if (result.replayed) set.headers['idempotent-replayed'] = 'true'
+      return result.body as ReturnType<typeof renderVersion>
+    }, {
+      access: QUESTION_SET_WRITE,
+      params: VersionParams,
+      body: t.Union([PublishRequest, t.Null()]),
+      detail: {
+        summary: 'Publish a version: 202 and a question_set_publish task whose task_id is the version id',
+        tags: ['Question sets'],
+        responses: responses({ 202: QuestionSetVersion }, [...PATH_PROBLEMS, ...BODY_PROBLEMS, ...RATE_PROBLEMS, 'precondition_failed', 'conflict', 'idempotency_conflict']),
+      },
+    })
+}
