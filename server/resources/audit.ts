@@ -69,7 +69,7 @@ export function hashAuditEntry(e: Omit<AuditRow, 'hash'>): string {
 export async function appendAudit(tx: Tx, tenantId: string, kind: string, actor: AuditActor, data: Record<string, unknown>): Promise<AuditRow> {
   await tx`select 1 from tenants where id = ${tenantId} for no key update`
   const [last] = await tx<{ seq: string; hash: string }[]>`
-    select seq::text as seq, hash from audit_events where tenant_id = ${tenantId} order by seq desc limit 1`
+    select seq, hash from audit_events where tenant_id = ${tenantId} order by seq desc limit 1`
   const entry = {
     tenant_id: tenantId,
     seq: last ? Number(last.seq) + 1 : 1,
@@ -103,7 +103,7 @@ export async function verifyAuditChain(sql: Sql, tenantId: string): Promise<Audi
   let prevHash: string | null = null
   for (;;) {
     const rows = await sql<AuditRow[]>`
-      select tenant_id, seq::text as seq, id, kind, actor, data, occurred_at, prev_hash, hash
+      select tenant_id, seq, id, kind, actor, data, occurred_at, prev_hash, hash
       from audit_events
       where tenant_id = ${tenantId} and seq >= ${expectedSeq}
       order by seq
@@ -148,7 +148,7 @@ export function auditRoutes(deps: AppDeps) {
       const scope = `audit|${q.kind ?? ''}`
       const after = q.cursor !== undefined ? cursors.decode(q.cursor, scope) : null
       const rows = await sql<AuditRow[]>`
-        select tenant_id, seq::text as seq, id, kind, actor, data, occurred_at, prev_hash, hash
+        select tenant_id, seq, id, kind, actor, data, occurred_at, prev_hash, hash
         from audit_events
         where tenant_id = ${tenantId}
           ${after !== null ? sql`and seq < ${after}` : sql``}

@@ -1,0 +1,198 @@
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { call, problemOf, startApp, type TestApp } from '../helpers/app'
+import { startIssuer, type TestIssuer } from '../helpers/oidc'
+
+let app: TestApp
+let issuer: TestIssuer
+
+beforeAll(async () => {
+  issuer = await startIssuer()
+  app = await startApp({ env: { SVC_OIDC_ISSUER: issuer.issuer }, runner: false })
+})
+afterAll(async () => {
+  await app.stop()
+  issuer.stop()
+})
+
+const DEFAULTS = { embed_allowed_origins: [], time_zone: 'UTC', notification_retention_days: 90, break_glass_require_tenant_approval: false }
+
+async function workspace() {
+  const t = await app.tenant()
+  const tag = crypto.randomUUID().slice(0, 6)
+  await app.member(t.id, `set-adm-${tag}`, 'admin')
+  await app.member(t.id, `set-vie-${tag}`, 'viewer')
+  return { t, admin: await issuer.token(`set-adm-${tag}`), viewer: await issuer.token(`set-vie-${tag}`) }
+}
+
+const put = (body: unknown, token: string) => call(app.url, 'PUT', '/v1/tenant-settings', { token, body })
+const get = (token: string) => call(app.url, 'GET', '/v1/tenant-settings', { token })
+const auditCount = async (tenantId: string) => (await app.sql`select count(*)::int as n from audit_events where tenant_id = ${tenantId}`)[0]!.n
+
+describe('reading and replacing', () => {
+  test('a workspace that never saved settings reads the defaults', async () => {
+    const w = await workspace()
+    const r = await get(w.viewer)
+    expect(r.status).toBe(200)
+    expect(r.body).toEqual(DEFAULTS)
+  })
+
+  test('PUT stores the whole document and returns it; GET reads it back', async () => {
+    const w = await workspace()
+    const doc = {
+      embed_allowed_origins: ['https://host.example', 'https://portal.example:8443'],
+      time_zone: 'Europe/Berlin',
+      notification_retention_days: 30,
+      break_glass_require_tenant_approval: true,
+    }
+    const r = await put(doc, w.admin)
+    expect(r.status).toBe(200)
+    expect(r.body).toEqual(doc)
+    expect((await get(w.viewer)).body).toEqual(doc)
+  })
+
+  test('full replace: omitted fields are cleared (origins empty, UTC, default retention, approval off)', async () => {
+    const w = await workspace()
+    await put({ embed_allowed_origins: ['https://a.example'], time_zone: 'America/New_York', notification_retention_days: 7, break_glass_require_tenant_approval: true }, w.admin)
+    const r = await put({ time_zone: 'Asia/Tokyo' }, w.admin)
+    expect(r.body).toEqual({ ...DEFAULTS, time_zone: 'Asia/Tokyo' })
+    const cleared = await put({}, w.admin)
+    expect(cleared.body).toEqual(DEFAULTS)
+    expect((await get(w.admin)).body).toEqual(DEFAULTS)
+    const nulls = await put({ time_zone: null, notification_retention_days: null }, w.admin)
+    expect(nulls.body).toEqual(DEFAULTS)
+  })
+
+  test('de-duplication keeps the first occurrence of each origin, in order', async () => {
+    const w = await workspace()
+    const r = await put({ embed_allowed_origins: ['https://b.example', 'https://a.example', 'https://b.example', 'https://a.example', 'https://c.example'] }, w.admin)
+    expect(r.status).toBe(200)
+    expect(r.body.embed_allowed_origins).toEqual(['https://b.example', 'https://a.example', 'https://c.example'])
+    const [row] = await app.sql`select embed_allowed_origins from tenant_settings where tenant_id = ${w.t.id}`
+    expect(row!.embed_allowed_origins).toEqual(['https://b.example', 'https://a.example', 'https://c.example'])
+  })
+
+  test('settings belong to one workspace', async () => {
+    const a = await workspace()
+    const b = await workspace()
+    await put({ embed_allowed_origins: ['https://only-a.example'] }, a.admin)
+    expect((await get(b.admin)).body).toEqual(DEFAULTS)
+  })
+
+  test('the retention setting is what the database function applies to delivery records', async () => {
+    const w = await workspace()
+    const days = async () => (await app.sql`select svc_notification_retention_days(${w.t.id}) as d`)[0]!.d
+    expect(await days()).toBe(90)
+    await put({ notification_retention_days: 14 }, w.admin)
+    expect(await days()).toBe(14)
+    await put({}, w.admin)
+    expect(await days()).toBe(90)
+  })
+})
+
+describe('origin rules', () => {
+  const long = `https://${'a'.repeat(60)}.${'a'.repeat(60)}.${'a'.repeat(60)}.${'a'.repeat(57)}.example` // 256 characters
+  const cases: [string, string][] = [
+    ['http://plain.example', 'must use the https scheme'],
+    ['https://*.example.com', 'must not contain a wildcard'],
+    ['*', 'must not contain a wildcard'],
+    ['https://Upper.example', 'must be lower-case'],
+    ['https://path.example/', 'must not contain a path (not even a trailing /)'],
+    ['https://path.example/app', 'must not contain a path (not even a trailing /)'],
+    ['https://query.example?x=1', 'must not contain a query'],
+    ['https://fragment.example#top', 'must not contain a fragment'],
+    ['https://user:secret@userinfo.example', 'must not contain userinfo'],
+    ['https://user@userinfo.example', 'must not contain userinfo'],
+    [long, 'must be at most 255 characters'],
+    ['https://port.example:443', 'must not name the default port 443'],
+    ['https://port.example:99999', 'must be an https origin of the form https://host or https://host:port'],
+    ['port.example', 'must be an https origin of the form https://host or https://host:port'],
+    ['', 'must be an https origin of the form https://host or https://host:port'],
+    ['https://bücher.example', 'must be the exact serialized origin (ASCII host, valid port)'],
+  ]
+
+  test('each bad origin gives one errors[] entry naming its index and its rule; nothing is stored', async () => {
+    const w = await workspace()
+    const before = { embed_allowed_origins: ['https://kept.example'], time_zone: 'Europe/Paris', notification_retention_days: 60, break_glass_require_tenant_approval: true }
+    await put(before, w.admin)
+    const audits = await auditCount(w.t.id)
+    const origins = ['https://fine.example', ...cases.map(([o]) => o), 'https://fine.example:8443']
+    const r = await put({ embed_allowed_origins: origins, time_zone: 'UTC' }, w.admin)
+    const p = problemOf(r)
+    expect(p).toMatchObject({ type: 'urn:svc:error:validation', status: 422, title: 'Validation failed' })
+    expect(p.errors).toEqual(cases.map(([, message], i) => ({ pointer: `/embed_allowed_origins/${i + 1}`, message })))
+    expect(long.length).toBe(256)
+    expect((await get(w.admin)).body).toEqual(before)
+    expect(await auditCount(w.t.id)).toBe(audits)
+  })
+
+  test('exactly 255 characters, an explicit non-default port and an IP literal are accepted', async () => {
+    const w = await workspace()
+    const max = `https://${'b'.repeat(60)}.${'b'.repeat(60)}.${'b'.repeat(60)}.${'b'.repeat(56)}.example`
+    expect(max.length).toBe(255)
+    const r = await put({ embed_allowed_origins: [max, 'https://a.example:8443', 'https://192.0.2.10'] }, w.admin)
+    expect(r.status).toBe(200)
+    expect(r.body.embed_allowed_origins).toEqual([max, 'https://a.example:8443', 'https://192.0.2.10'])
+  })
+
+  test('51 origins are refused with a pointer to the list; 50 are accepted; duplicates do not count', async () => {
+    const w = await workspace()
+    const many = Array.from({ length: 51 }, (_, i) => `https://h${i}.example`)
+    const p = problemOf(await put({ embed_allowed_origins: many }, w.admin))
+    expect(p.errors).toEqual([{ pointer: '/embed_allowed_origins', message: 'must have at most 50 entries after de-duplication, got 51' }])
+    expect((await get(w.admin)).body.embed_allowed_origins).toEqual([])
+    expect((await put({ embed_allowed_origins: many.slice(0, 50) }, w.admin)).body.embed_allowed_origins).toHaveLength(50)
+    const withDuplicate = [...many.slice(0, 50), many[0]!]
+    expect((await put({ embed_allowed_origins: withDuplicate }, w.admin)).body.embed_allowed_origins).toEqual(many.slice(0, 50))
+  })
+
+  test('a non-string origin, an unknown time zone and a retention out of range are schema errors with pointers', async () => {
+    const w = await workspace()
+    expect(problemOf(await put({ embed_allowed_origins: ['https://a.example', 7] }, w.admin)).errors?.[0]?.pointer).toBe('/embed_allowed_origins/1')
+    expect(problemOf(await put({ time_zone: 'Mars/Olympus_Mons' }, w.admin)).errors).toEqual([{ pointer: '/time_zone', message: 'must be an IANA time zone name such as Europe/Berlin' }])
+    expect(problemOf(await put({ notification_retention_days: 0 }, w.admin)).errors?.[0]?.pointer).toBe('/notification_retention_days')
+    expect(problemOf(await put({ break_glass_require_tenant_approval: 'yes' }, w.admin)).errors?.[0]?.pointer).toBe('/break_glass_require_tenant_approval')
+    expect((await get(w.admin)).body).toEqual(DEFAULTS)
+  })
+})
+
+describe('audit of every save', () => {
+  test('each save appends tenant.settings.updated with the origin list before and after', async () => {
+    const w = await workspace()
+    await put({ embed_allowed_origins: ['https://one.example'] }, w.admin)
+    await put({ embed_allowed_origins: ['https://two.example', 'https://three.example'] }, w.admin)
+    await put({ embed_allowed_origins: ['https://two.example', 'https://three.example'] }, w.admin)
+    const rows = await app.sql`select seq::int as seq, kind, actor, data from audit_events where tenant_id = ${w.t.id} order by seq`
+    expect(rows.map((r) => r.kind)).toEqual(['tenant.settings.updated', 'tenant.settings.updated', 'tenant.settings.updated'])
+    expect(rows.map((r) => [r.data.before.embed_allowed_origins, r.data.after.embed_allowed_origins])).toEqual([
+      [[], ['https://one.example']],
+      [['https://one.example'], ['https://two.example', 'https://three.example']],
+      [['https://two.example', 'https://three.example'], ['https://two.example', 'https://three.example']],
+    ])
+    expect(rows[0]!.data.before).toEqual(DEFAULTS)
+    expect(rows[0]!.actor.kind).toBe('user')
+  })
+
+  test('a save by a settings:write key is recorded with the key as actor', async () => {
+    const w = await workspace()
+    const key = await app.apiKey(w.t.id, ['settings:write'])
+    expect((await put({ time_zone: 'Europe/Oslo' }, key)).status).toBe(200)
+    const [row] = await app.sql`select actor from audit_events where tenant_id = ${w.t.id}`
+    const [k] = await app.sql`select id from api_keys where tenant_id = ${w.t.id}`
+    expect(row!.actor).toEqual({ kind: 'api_key', id: k!.id })
+  })
+})
+
+describe('who may read and write', () => {
+  test('any member reads; only admins and settings:write keys write; other keys are 403', async () => {
+    const w = await workspace()
+    expect((await get(w.viewer)).status).toBe(200)
+    expect(problemOf(await put({}, w.viewer))).toMatchObject({ type: 'urn:svc:error:forbidden', status: 403 })
+    const writer = await app.apiKey(w.t.id, ['settings:write'])
+    expect((await get(writer)).status).toBe(200)
+    expect((await put({ time_zone: 'UTC' }, writer)).status).toBe(200)
+    const other = await app.apiKey(w.t.id, ['scenarios:read', 'scenarios:write', 'notifications:write'])
+    expect(problemOf(await get(other)).status).toBe(403)
+    expect(problemOf(await put({}, other)).status).toBe(403)
+    expect((await call(app.url, 'PUT', '/v1/tenant-settings', { body: {} })).status).toBe(401)
+  })
+})
