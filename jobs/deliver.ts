@@ -12,7 +12,7 @@ import type { ClaimedJob, JobKind } from './types'
 import { enqueueJob } from './queue'
 import { DELIVERY_JOB_KIND } from '../server/notifications/deliveries'
 import { secretForSigning } from '../server/notifications/signing-secret'
-import { allowListOf, checkTarget } from './ssrf'
+import { allowListOf, checkTarget, type CheckedAddress } from './ssrf'
 import { postWebhook, webhookCa, type SenderOptions } from './webhook-sender'
 import { sendEmail, type EnvelopeView } from './email-sender'
 import { signatureHeader } from './signing'
@@ -29,7 +29,13 @@ export type AttemptOutcome =
   | { kind: 'sent'; ok: boolean; status?: number; error?: string; at: Date; durationMs: number; secretId: string | null }
 
 /** Options of the delivery job kind (tests shorten the timeouts). */
-export interface DeliveryKindOptions extends Pick<SenderOptions, 'connectTimeoutMs' | 'totalTimeoutMs'> {}
+export interface DeliveryKindOptions extends Pick<SenderOptions, 'connectTimeoutMs' | 'totalTimeoutMs'> {
+  /**
+   * Test seam: sees (and may veto by throwing) every address a send is about to connect to, after
+   * the SSRF guard passed it. Tests use it to keep traffic on loopback even if the guard broke.
+   */
+  beforeConnect?: (target: CheckedAddress, url: URL) => void
+}
 
 interface PendingDelivery {
   id: string
@@ -77,11 +83,12 @@ async function attempt(job: ClaimedJob, deps: AppDeps, opts: DeliveryKindOptions
   const checked = await checkTarget(url.hostname, allowListOf(deps.config.webhookUnsafeAllowAddresses))
   if (!checked.ok && checked.refused) return { kind: 'refused', reason: 'refused_private_address', at, durationMs: took() }
   if (!checked.ok) return { kind: 'sent', ok: false, error: checked.error, at, durationMs: took(), secretId: secret.id }
+  opts.beforeConnect?.(checked.target, url)
   const result = await postWebhook(url, checked.target, d.body, {
     'svc-signature': signatureHeader(secret.secret, d.body),
     'svc-delivery-id': d.id,
     'svc-event-type': d.event_type,
-  }, { ...opts, extraCa: caFor(deps.config.webhookCaFile), userAgent: `underwriting-case-service/${pkg.version} (webhooks)` })
+  }, { connectTimeoutMs: opts.connectTimeoutMs, totalTimeoutMs: opts.totalTimeoutMs, extraCa: caFor(deps.config.webhookCaFile), userAgent: `underwriting-case-service/${pkg.version} (webhooks)` })
   const ok = result.status !== undefined && result.status >= 200 && result.status < 300
   return {
     kind: 'sent', ok,

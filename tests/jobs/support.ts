@@ -9,6 +9,18 @@ import { finishTask, type FinishTaskInput } from '../../jobs/notify'
 import { JOB_KINDS } from '../../jobs/handlers'
 import { deliveryJobKind } from '../../jobs/deliver'
 
+/** Addresses test sends actually connected to (after the SSRF guard passed them). */
+export const connectedTo: string[] = []
+
+/**
+ * A safety net of every notification test: a send may only ever connect to loopback, even if the
+ * SSRF guard under test were broken, so no test traffic leaves the machine.
+ */
+function loopbackOnly(target: { address: string }): void {
+  connectedTo.push(target.address)
+  if (!/^127\./.test(target.address) && target.address !== '::1') throw new Error(`test safety net: refused to connect to ${target.address}`)
+}
+
 /** An app whose webhooks trust the test CA and may reach `allow` (the receiver's address). */
 export async function startNotifyApp(opts: { allow?: string[]; retryInitialMs?: number; totalTimeoutMs?: number; env?: Record<string, string>; runner?: StartOptions['runner'] } = {}): Promise<TestApp> {
   const env: Record<string, string> = {
@@ -17,7 +29,7 @@ export async function startNotifyApp(opts: { allow?: string[]; retryInitialMs?: 
     ...(opts.allow?.length ? { SVC_WEBHOOK_UNSAFE_ALLOW_ADDRESSES: opts.allow.join(',') } : {}),
     ...opts.env,
   }
-  const kinds = { ...JOB_KINDS, deliver_notification: deliveryJobKind({ totalTimeoutMs: opts.totalTimeoutMs ?? 600 }) }
+  const kinds = { ...JOB_KINDS, deliver_notification: deliveryJobKind({ totalTimeoutMs: opts.totalTimeoutMs ?? 600, beforeConnect: loopbackOnly }) }
   return startApp({ env, runner: opts.runner === false ? false : { pollMs: 10, kinds, ...opts.runner } })
 }
 
