@@ -1,2 +1,15 @@
+/**
+ * The frame's entry: the message inbox first (so nothing the host posts early is lost), then the
+ * controller and the UI.
+ */
+import { drainInbox } from './inbox'
+import { render } from 'preact'
+import { FrameController } from './controller'
+import { App } from './app'
 import './styles.css'
-export {}
+
+const controller = new FrameController()
+const root = document.getElementById('svc-root')!
+render(<App controller={controller} />, root)
+controller.observeSize(root)
+drainInbox((event) => controller.receive(event))

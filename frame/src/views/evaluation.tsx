@@ -1,0 +1,43 @@
+/**
+ * The evaluation tab: the decision, the answers and their evidence; an evidence quote opens its
+ * document at the block it was taken from.
+ */
+import type { FrameController } from '../controller'
+import { label, tone } from '../format'
+
+/** Decision, answers and evidence of the latest evaluation. */
+export function EvaluationView({ controller }: { controller: FrameController }) {
+  const s = controller.state
+  if (s.evaluation.status === 'loading') return <p class="muted">Loading the evaluation…</p>
+  if (s.evaluation.status === 'failed') return <p class="muted">The evaluation could not be loaded.</p>
+  const { answers, decision, evidence } = s.evaluation.value
+  if (!decision && !answers?.length) return <p class="muted" data-empty="evaluation">No evaluation yet.</p>
+  const byId = new Map<string, any>((evidence ?? []).map((e: any) => [e.id, e]))
+  return (
+    <div class="evaluation">
+      {decision ? (
+        <section class="decision" data-decision={decision.outcome}>
+          <span class={`badge ${tone(decision.outcome)}`}>{label(decision.outcome)}</span>
+          {Array.isArray(decision.reasons) ? <ul>{decision.reasons.map((r: any, i: number) => <li key={i}>{typeof r === 'string' ? r : r?.text ?? JSON.stringify(r)}</li>)}</ul> : null}
+        </section>
+      ) : null}
+      <ul class="list">
+        {(answers ?? []).map((a: any) => (
+          <li key={a.id} class={`answer${a.question_key === s.view.factPath ? ' hl' : ''}`} data-fact={a.question_key}>
+            <div class="answer-head">
+              <strong>{a.question_key}</strong>
+              <span class={`badge ${tone(a.status)}`}>{label(a.status)}</span>
+            </div>
+            <p>{a.value === null || a.value === undefined ? '—' : String(a.value)}</p>
+            {(a.evidence_ids ?? []).map((id: string) => byId.get(id)).filter(Boolean).map((e: any) => (
+              <button type="button" class="quote" key={e.id} data-evidence={e.id}
+                onClick={() => controller.select({ tab: 'documents', documentId: e.document_id, blockId: e.block_id ?? null })}>
+                “{e.quote}” <span class="muted small">page {e.page}</span>
+              </button>
+            ))}
+          </li>
+        ))}
+      </ul>
+    </div>
+  )
+}
