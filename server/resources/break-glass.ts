@@ -6,7 +6,7 @@
  * notification is sent; the workspace discovers requests with GET /v1/break-glass/requests?status=requested.
  * Every step is recorded on the workspace's audit chain.
  */
-import { Elysia } from 'elysia'
+import { Elysia, t } from 'elysia'
 import type { AppDeps } from '../deps'
 import type { Sql, Tx } from '../db/connect'
 import { accessControl, tenantOf } from '../auth/access'
@@ -192,13 +192,13 @@ export function breakGlassRoutes(deps: AppDeps) {
     .post('/v1/break-glass/requests/:requestId/approve', decide('approved'), {
       access: admins,
       params: BreakGlassParams,
-      body: BreakGlassDecision,
+      body: t.Union([BreakGlassDecision, t.Null()]),
       detail: { summary: 'Approve a requested operator access (admins, human-only)', tags: ['Break-glass'], responses: responses({ 200: BreakGlassRequest }, [...PATH_PROBLEMS, ...BODY_PROBLEMS, 'conflict']) },
     })
     .post('/v1/break-glass/requests/:requestId/deny', decide('denied'), {
       access: admins,
       params: BreakGlassParams,
-      body: BreakGlassDecision,
+      body: t.Union([BreakGlassDecision, t.Null()]),
       detail: { summary: 'Deny a requested operator access (admins, human-only)', tags: ['Break-glass'], responses: responses({ 200: BreakGlassRequest }, [...PATH_PROBLEMS, ...BODY_PROBLEMS, 'conflict']) },
     })
 }
