@@ -55,7 +55,7 @@ export function s3BlobStore(config: S3Config): BlobStore {
     async presignUpload(grant: UploadGrant): Promise<PresignedUpload> {
       const key = documentKeyPrefix(grant.tenantId, grant.documentId)
       const checksum = grant.sha256 ? Buffer.from(grant.sha256, 'hex').toString('base64') : undefined
-      const expiresIn = Math.max(1, Math.min(UPLOAD_URL_TTL_SECONDS, Math.round((grant.expiresAt.getTime() - Date.now()) / 1000)))
+      const expiresIn = Math.max(1, Math.min(UPLOAD_URL_TTL_SECONDS, Math.ceil((grant.expiresAt.getTime() - Date.now()) / 1000)))
       const url = await getSignedUrl(client, new PutObjectCommand({
         Bucket, Key: key, ContentType: grant.contentType, ContentLength: grant.size, ...(checksum ? { ChecksumSHA256: checksum } : {}),
       }), { expiresIn, signableHeaders: new Set(['content-type', 'content-length']) })
