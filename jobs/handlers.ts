@@ -8,6 +8,7 @@ import { DELIVERY_JOB_KIND } from '../server/notifications/deliveries'
 import { MAINTENANCE_JOB_KIND, maintenanceJobKind } from './maintenance'
 import { DOCUMENT_INGESTION, documentIngestionJobKind } from '../server/documents/ingestion'
 import { QUESTION_SET_PUBLISH, questionSetPublishJobKind } from '../server/question-sets/publish'
+import { EVALUATION_RUN, evaluationRunJobKind } from '../server/evaluation/run'
 
 /** Every job kind the runner knows. */
 export const JOB_KINDS: Record<string, JobKind> = {
@@ -15,4 +16,5 @@ export const JOB_KINDS: Record<string, JobKind> = {
   [MAINTENANCE_JOB_KIND]: maintenanceJobKind(),
   [DOCUMENT_INGESTION]: documentIngestionJobKind(),
   [QUESTION_SET_PUBLISH]: questionSetPublishJobKind(),
+  [EVALUATION_RUN]: evaluationRunJobKind(),
 }

@@ -27,6 +27,8 @@ import { breakGlassRoutes } from './resources/break-glass'
 import { notificationRoutes } from './notifications/routes'
 import { embedRoutes } from './embed'
 import { questionSetRoutes } from './resources/question-sets'
+import { evaluationRoutes } from './resources/evaluations'
+import { answerRoutes } from './resources/answers'
 import pkg from '../package.json' with { type: 'json' }
 
 /** Builds the whole HTTP application over its dependencies. */
@@ -70,6 +72,8 @@ export function createApp(deps: AppDeps) {
     .use(notificationRoutes(deps))
     .use(embedRoutes(deps))
     .use(questionSetRoutes(deps))
+    .use(evaluationRoutes(deps))
+    .use(answerRoutes(deps))
 }
 
 /** The type of the built application. */

@@ -189,9 +189,9 @@ describe('question sets', () => {
     expect(second.status).toBe(202)
     expect(second.body).toEqual(first.body)
     expect(second.headers.get('idempotent-replayed')).toBe('true')
-    const [{ n }] = await app.sql`select count(*)::int as n from jobs where kind = 'question_set_publish' and payload->>'versionId' = ${v.body.id}`
-    expect(n).toBeLessThanOrEqual(1)
-    await waitVersion(s.id, v.body.id, (x) => x.status === 'published')
+    const done = await waitVersion(s.id, v.body.id, (x) => x.status === 'published')
+    // revision 1 (created), 2 (publishing), 3 (published): published once.
+    expect(done.body.etag).toBe(`"${v.body.id}.3"`)
   })
 
   test("another workspace's versions are 404; a non-UUID id is 400", async () => {

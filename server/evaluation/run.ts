@@ -1,0 +1,141 @@
+/**
+ * The `evaluation_run` job: answers every question of the pinned version over the case's blocks,
+ * decides, and stores the results. The answering runs in the job's `prepare` step, outside any
+ * transaction (a model-backed run waits on the network; the embedded database has one connection),
+ * reporting "answered k of n" to the case event stream as it goes and stopping early when the
+ * evaluation is canceled. The handler then stores answers, evidence and decision, ends the
+ * evaluation and its task in one transaction. A vendor outage ends it `failed` (evaluation_failed);
+ * a cancel ends it `canceled` (through the cancel route).
+ */
+import type { Tx } from '../db/connect'
+import type { AppDeps } from '../deps'
+import type { JobKind } from '../../jobs/types'
+import { finishTask } from '../../jobs/notify'
+import { appendCaseEvent } from '../events'
+import { findVersionById } from '../question-sets/store'
+import { buildCaseContext, type EngineAnswer, type Question } from './engine'
+import { createEngine, ModelOutageError, ModelResponseError } from './index'
+import { decide, type Decision } from './decision'
+import {
+  evaluationPath, findEvaluation, loadCaseBlocks, recordProgress, saveResults, setEvaluationStatus, settleCaseStatus,
+  type EvaluationRow,
+} from './store'
+
+/** The job kind name (also the task kind). */
+export const EVALUATION_RUN = 'evaluation_run'
+
+/** The payload of an evaluation_run job. */
+export interface EvaluationPayload { scenarioId: string; evaluationId: string }
+
+/** What the prepare step hands the handler. */
+type Prepared =
+  | { kind: 'skip' }
+  | { kind: 'failed'; reason: string }
+  | { kind: 'done'; questions: Question[]; answers: EngineAnswer[]; decision: Decision; documentCount: number; blockCount: number }
+
+/** Progress events per evaluation at most (a large set reports every few questions). */
+const MAX_PROGRESS_EVENTS = 20
+
+/** The data of an evaluation.status event. */
+export function statusEvent(row: Pick<EvaluationRow, 'id' | 'status' | 'answered' | 'total'>, extra: Record<string, unknown> = {}) {
+  return {
+    evaluation_id: row.id,
+    status: row.status,
+    answered: row.answered,
+    total: row.total,
+    message: row.status === 'running' || row.status === 'succeeded' ? `answered ${row.answered} of ${row.total}` : row.status,
+    ...extra,
+  }
+}
+
+/**
+ * Ends an evaluation in the caller's transaction: status, case status, event and the task's
+ * notification (`evaluation_failed` / `evaluation_canceled` / success row of the outcome table).
+ */
+export async function endEvaluation(tx: Tx, tenantId: string, row: EvaluationRow, result: 'succeeded' | 'failed' | 'canceled', fields: { reason?: string; answered?: number; documentCount?: number; blockCount?: number } = {}): Promise<EvaluationRow> {
+  const ended = await setEvaluationStatus(tx, tenantId, row.id, result, {
+    answered: fields.answered,
+    documentCount: fields.documentCount,
+    blockCount: fields.blockCount,
+    ...(result === 'failed' ? { errorCode: 'evaluation_failed', errorDetail: fields.reason ?? 'evaluation failed' } : {}),
+    ...(result === 'canceled' ? { errorCode: 'evaluation_canceled', errorDetail: 'evaluation was canceled' } : {}),
+  })
+  await settleCaseStatus(tx, tenantId, row.scenario_id, result)
+  await appendCaseEvent(tx, { tenantId, scenarioId: row.scenario_id, type: 'evaluation.status', data: statusEvent(ended, result === 'failed' ? { error: ended.error_detail } : {}) })
+  await finishTask(tx, {
+    tenantId, taskKind: 'evaluation_run', taskId: row.id, resourcePath: evaluationPath(row.scenario_id, row.id), result,
+    ...(fields.reason ? { reason: fields.reason } : {}),
+  })
+  return ended
+}
+
+/** Answers the questions outside any transaction; see the file comment. */
+async function prepare(tenantId: string, payload: EvaluationPayload, deps: AppDeps): Promise<Prepared> {
+  const { sql } = deps
+  const started = await sql.begin(async (tx) => {
+    const row = await findEvaluation(tx, tenantId, payload.scenarioId, payload.evaluationId, true)
+    if (!row || (row.status !== 'queued' && row.status !== 'running')) return null
+    if (row.status === 'running') return row // a re-run after a crash: start over
+    const running = await setEvaluationStatus(tx, tenantId, row.id, 'running', { answered: 0 })
+    await appendCaseEvent(tx, { tenantId, scenarioId: row.scenario_id, type: 'evaluation.status', data: statusEvent(running) })
+    return running
+  })
+  if (!started) return { kind: 'skip' }
+  const version = await findVersionById(sql, tenantId, started.question_set_version_id)
+  if (!version) return { kind: 'failed', reason: 'the pinned question-set version is gone' }
+  const questions = version.questions
+  const { blocks, documentCount } = await loadCaseBlocks(sql, tenantId, started.scenario_id)
+  const context = buildCaseContext(blocks)
+  const engine = createEngine(deps.config)
+  const every = Math.max(1, Math.ceil(questions.length / MAX_PROGRESS_EVENTS))
+  const answers: EngineAnswer[] = []
+  for (const [i, question] of questions.entries()) {
+    try {
+      answers.push(await engine.answer(question, context))
+    } catch (e) {
+      if (e instanceof ModelOutageError || e instanceof ModelResponseError) return { kind: 'failed', reason: e.message }
+      throw e
+    }
+    const k = i + 1
+    if (k % every === 0 || k === questions.length) {
+      const stillRunning = await sql.begin(async (tx) => {
+        if (!(await recordProgress(tx, tenantId, started.id, k))) return false
+        await appendCaseEvent(tx, { tenantId, scenarioId: started.scenario_id, type: 'evaluation.status', data: statusEvent({ ...started, answered: k }) })
+        return true
+      })
+      if (!stillRunning) return { kind: 'skip' }
+    }
+  }
+  const decision = decide(answers.map((a, i) => ({ questionKey: questions[i]!.key, criticality: questions[i]!.criticality, status: a.status, ...(a.accepted !== undefined ? { accepted: a.accepted } : {}) })))
+  return { kind: 'done', questions, answers, decision, documentCount, blockCount: blocks.length }
+}
+
+/** The job kind. */
+export function evaluationRunJobKind(): JobKind {
+  return {
+    maxAttempts: 3,
+    prepare: (job, deps) => prepare(job.tenantId!, job.payload as EvaluationPayload, deps),
+    async handler(tx, job) {
+      const tenantId = job.tenantId!
+      const payload = job.payload as EvaluationPayload
+      const prepared = job.prepared as Prepared
+      const row = await findEvaluation(tx, tenantId, payload.scenarioId, payload.evaluationId, true)
+      // Ended meanwhile (canceled, or settled by an earlier run): nothing to do.
+      if (!row || (row.status !== 'queued' && row.status !== 'running') || prepared.kind === 'skip') return
+      if (prepared.kind === 'failed') {
+        await endEvaluation(tx, tenantId, row, 'failed', { reason: prepared.reason })
+        return
+      }
+      await saveResults(tx, tenantId, row.id, prepared.questions, prepared.answers, prepared.decision)
+      await endEvaluation(tx, tenantId, row, 'succeeded', {
+        answered: prepared.answers.length, documentCount: prepared.documentCount, blockCount: prepared.blockCount,
+      })
+    },
+    async onGiveUp(tx, job) {
+      const payload = job.payload as EvaluationPayload
+      const row = await findEvaluation(tx, job.tenantId!, payload.scenarioId, payload.evaluationId, true)
+      if (!row || (row.status !== 'queued' && row.status !== 'running')) return
+      await endEvaluation(tx, job.tenantId!, row, 'failed', { reason: 'the evaluation could not be completed' })
+    },
+  }
+}
