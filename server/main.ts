@@ -46,6 +46,7 @@ async function start() {
     if (draining) return
     draining = true
     log('info', 'draining', { signal })
+    await deps.events.close() // SSE streams end cleanly (clients resume with Last-Event-ID elsewhere)
     await server?.stop()
     await runner.stop()
     log('info', 'job runner drained', { worker_id: runner.workerId })

@@ -83,6 +83,7 @@ export async function startApp(options: StartOptions = {}): Promise<TestApp> {
     },
     runner,
     async stop() {
+      await deps.events.close()
       await runner?.stop()
       await app.stop(true)
       await db.close()

@@ -245,6 +245,44 @@ describe('refusals', () => {
   })
 })
 
+describe('server drain', () => {
+  test('SIGTERM to a running server ends its open streams cleanly and the process exits 0', async () => {
+    const c = await newCase()
+    const child = Bun.spawn(['bun', 'server/main.ts'], {
+      cwd: `${import.meta.dir}/../..`,
+      env: {
+        ...process.env, PORT: '0', HOST: '127.0.0.1', SVC_DATA_DIR: app.config.dataDir,
+        DATABASE_URL: app.config.databaseUrl ?? '', SVC_SECRET_KEY: Buffer.from(app.deps.secretKey).toString('base64'),
+      },
+      stdout: 'pipe', stderr: 'pipe',
+    })
+    try {
+      const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader()
+      let out = ''
+      let url: string | undefined
+      const deadline = Date.now() + 30_000
+      while (!url && Date.now() < deadline) {
+        const { value, done } = await reader.read()
+        if (done) break
+        out += value
+        url = /"url":"(http:\/\/[^"]+)"/.exec(out)?.[1]
+      }
+      expect(url).toBeString()
+      const abort = new AbortController()
+      const res = await fetch(`${url!.replace('0.0.0.0', '127.0.0.1')}/v1/scenarios/${c}/events`, { headers: { authorization: `Bearer ${readKey}` }, signal: abort.signal })
+      const s = new Stream(res, abort)
+      await s.until(() => s.retry !== undefined)
+      child.kill('SIGTERM')
+      await s.done
+      expect(s.ended).toBe(true)
+      expect(s.error).toBeUndefined()
+      expect(await child.exited).toBe(0)
+    } finally {
+      child.kill('SIGKILL')
+    }
+  })
+})
+
 describe('drain (last: it ends this app\'s streams for good)', () => {
   test('open streams end cleanly on drain and new ones are refused with 503', async () => {
     const c = await newCase()
