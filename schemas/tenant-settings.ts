@@ -8,7 +8,7 @@ const origins = {
     + 'at most 50 after de-duplication, 255 characters each. Empty: embedding is off.',
 }
 const timeZone = { description: 'IANA time zone name used to render timestamps; UTC when cleared.' }
-const retention = { description: 'Days a notification delivery record is kept (1-3650); 90 when cleared.' }
+const retention = { description: 'Days a finished notification delivery record is kept (1-3650); 30 when cleared.' }
 const approval = { description: "When true, an operator's break-glass request needs approval by a workspace admin." }
 
 /** PUT /v1/tenant-settings body: the whole document; an omitted field is cleared. */

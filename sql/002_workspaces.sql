@@ -11,11 +11,11 @@ create table tenant_settings (
   updated_at timestamptz not null default now()
 );
 
--- Days a notification delivery record is kept in a workspace (the setting, or the default of 90).
+-- Days a notification delivery record is kept in a workspace (the setting, or the default of 30).
 -- Purging delivery records calls this so every process applies the same rule.
 create function svc_notification_retention_days(p_tenant uuid) returns integer
 language sql stable as $$
-  select coalesce((select notification_retention_days from tenant_settings where tenant_id = p_tenant), 90)
+  select coalesce((select notification_retention_days from tenant_settings where tenant_id = p_tenant), 30)
 $$;
 
 -- Invitations: the acceptance token is stored only as its SHA-256; one pending row per address.

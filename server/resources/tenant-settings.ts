@@ -18,7 +18,7 @@ export const EMBED_ORIGINS_MAX = 50
 /** At most this many characters per origin. */
 export const EMBED_ORIGIN_MAX_LENGTH = 255
 /** Days a delivery record is kept when the setting is cleared (also in svc_notification_retention_days). */
-export const NOTIFICATION_RETENTION_DEFAULT_DAYS = 90
+export const NOTIFICATION_RETENTION_DEFAULT_DAYS = 30
 
 /** The settings document in force. */
 export type TenantSettingsDoc = Static<typeof TenantSettings>

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { call, problemOf, startApp, type TestApp } from '../helpers/app'
 import { startIssuer, type TestIssuer } from '../helpers/oidc'
+import { DEFAULT_RETENTION_DAYS, runMaintenance } from '../../jobs/maintenance'
 
 let app: TestApp
 let issuer: TestIssuer
@@ -14,7 +15,7 @@ afterAll(async () => {
   issuer.stop()
 })
 
-const DEFAULTS = { embed_allowed_origins: [], time_zone: 'UTC', notification_retention_days: 90, break_glass_require_tenant_approval: false }
+const DEFAULTS = { embed_allowed_origins: [], time_zone: 'UTC', notification_retention_days: 30, break_glass_require_tenant_approval: false }
 
 async function workspace() {
   const t = await app.tenant()
@@ -81,11 +82,38 @@ describe('reading and replacing', () => {
   test('the retention setting is what the database function applies to delivery records', async () => {
     const w = await workspace()
     const days = async () => (await app.sql`select svc_notification_retention_days(${w.t.id}) as d`)[0]!.d
-    expect(await days()).toBe(90)
+    expect(await days()).toBe(30)
     await put({ notification_retention_days: 14 }, w.admin)
     expect(await days()).toBe(14)
     await put({}, w.admin)
-    expect(await days()).toBe(90)
+    expect(await days()).toBe(30)
+  })
+
+  test('the retention is enforced on delivery records by the maintenance purge, per workspace', async () => {
+    expect(DEFAULT_RETENTION_DAYS).toBe(DEFAULTS.notification_retention_days)
+    const short = await workspace()
+    const dflt = await workspace()
+    await put({ notification_retention_days: 2 }, short.admin)
+    const deliveries = async (tenantId: string, ages: Record<string, number>) => {
+      const sub = Bun.randomUUIDv7()
+      await app.sql`insert into task_notification_subscriptions (tenant_id, id, task_kind, task_id, channel, email_address)
+                    values (${tenantId}, ${sub}, 'evaluation_run', ${crypto.randomUUID()}, 'email', 'ops@example.test')`
+      const ids: Record<string, string> = {}
+      for (const [name, days] of Object.entries(ages)) {
+        ids[name] = Bun.randomUUIDv7()
+        const status = name.startsWith('pending') ? 'pending' : 'delivered'
+        await app.sql`insert into notification_deliveries (tenant_id, id, subscription_id, task_kind, task_id, event_type, channel, body, status, occurred_at, updated_at)
+                      values (${tenantId}, ${ids[name]!}, ${sub}, 'evaluation_run', ${crypto.randomUUID()}, 'task.completed', 'email', '{}', ${status},
+                              now(), now() - make_interval(days => ${days}))`
+      }
+      return ids
+    }
+    const a = await deliveries(short.t.id, { fresh: 1, old: 3, pendingOld: 40 })
+    const b = await deliveries(dflt.t.id, { old: 3, ancient: 31 })
+    await app.sql.begin((tx) => runMaintenance(tx))
+    const left = async (tenantId: string) => (await app.sql`select id from notification_deliveries where tenant_id = ${tenantId}`).map((r) => r.id).sort()
+    expect(await left(short.t.id)).toEqual([a.fresh!, a.pendingOld!].sort())
+    expect(await left(dflt.t.id)).toEqual([b.old!])
   })
 })
 
