@@ -58,7 +58,7 @@ export function renderEmail(to: string, e: EnvelopeView): MailMessage {
   ].join('\n')
   return {
     to,
-    subject: `${headline}: ${kind} — ${e.outcome.summary}`.slice(0, 200),
+    subject: `${headline}: ${kind} - ${e.outcome.summary}`.slice(0, 200),
     text,
     html,
     headers: { 'SVC-Delivery-Id': e.delivery_id, 'SVC-Event-Type': e.event_type },
