@@ -95,6 +95,7 @@ export function answerRoutes(deps: AppDeps) {
       if (principal.kind !== 'user') throw problems.forbidden('The decision review is a human-only surface.')
       if (body.reason.trim() === '') throw problems.rule('reason must contain a non-whitespace character.')
       const result = await runIdempotent({ sql, tenantId, method: 'POST', path, body, key: idempotencyKeyOf(request) }, async (tx) => {
+        if (!(await findScenario(tx, tenantId, params.scenarioId))) throw problems.notFound('scenario')
         const evaluation = await resultEvaluation(tx, tenantId, params.scenarioId, body.evaluation_id).catch((e) => {
           throw e?.code === 'not_found' && body.evaluation_id === undefined ? problems.conflict('The case has no decision to review yet.') : e
         })
