@@ -9,7 +9,14 @@ import { App } from './app'
 import './styles.css'
 
 const controller = new FrameController()
-const root = document.getElementById('svc-root')!
-render(<App controller={controller} />, root)
-controller.observeSize(root)
-drainInbox((event) => controller.receive(event))
+
+function mount() {
+  const root = document.getElementById('svc-root')!
+  render(<App controller={controller} />, root)
+  controller.observeSize(root)
+  drainInbox((event) => controller.receive(event))
+}
+
+// The script runs in <head>: the inbox listens from here on; the UI waits for the body.
+if (document.readyState === 'loading') addEventListener('DOMContentLoaded', mount, { once: true })
+else mount()

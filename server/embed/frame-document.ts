@@ -47,7 +47,11 @@ export function statedOrigin(request: Request): string | null {
 const notEmbeddable = () =>
   new ProblemError('not_found', 'No embeddable view exists at this address.', { headers: { 'content-security-policy': NOT_EMBEDDABLE_CSP } })
 
-/** The HTML of the frame document: a root element, the stylesheet and the script; nothing else. */
+/**
+ * The HTML of the frame document: a root element, the stylesheet and the script; nothing else. The
+ * script is a classic one in <head> so its message listener exists before the body is parsed; the
+ * UI mounts once the body is there, and messages that came meanwhile are buffered.
+ */
 export function frameHtml(): string {
   return `<!doctype html>
 <html lang="en">
@@ -58,10 +62,10 @@ export function frameHtml(): string {
 <meta name="robots" content="noindex">
 <title>Case view</title>
 <link rel="stylesheet" href="static/${FRAME_CSS.name}">
+<script src="static/${FRAME_JS.name}"></script>
 </head>
 <body>
 <div id="svc-root"></div>
-<script src="static/${FRAME_JS.name}"></script>
 </body>
 </html>
 `

@@ -17,7 +17,7 @@ export const Handoff = t.Object({
   expires_at: Timestamp,
 })
 
-/** POST /v1/embed/sessions body (sent by the frame). */
+/** POST /v1/embed/sessions body (sent by the frame); checked by hand, every violation a 401. */
 export const SessionCreate = t.Object({
   handoff: t.String(),
   host_origin: t.String({ description: 'The origin the frame pinned on svc:init.' }),

@@ -13,7 +13,7 @@ import { problems } from '../http/problem'
 import { responses } from '../http/docs'
 import { hashSecret, isSecretShaped, mintSecret } from './secrets'
 import { allowedOrigins } from './origins'
-import { EmbedSession, SessionCreate } from './schemas'
+import { EmbedSession } from './schemas'
 
 /** A successful exchange. */
 export interface ExchangedSession { session: string; scenario_id: string; expires_at: string; expires_in: number }
@@ -91,9 +91,10 @@ export function sessionRoutes(deps: AppDeps) {
       access: { public: true },
       detail: {
         summary: 'Exchange a handoff for a read-only embed session (called by the frame)',
-        description: 'Any failure (unknown, expired or spent handoff, another origin, an origin no longer allow-listed, an inactive person, a case not in the workspace) is the same 401.',
+        // The body {handoff, host_origin} is described in words, not as a validated schema: a body
+        // that breaks it is a failed exchange (401), never a 422.
+        description: 'Body: `{"handoff": "<from svc:init>", "host_origin": "<the origin the frame pinned>"}`. Any failure (a malformed body, an unknown, expired or spent handoff, another origin, an origin no longer allow-listed, an inactive person, a case not in the workspace) is the same 401.',
         tags: ['Embed'],
-        requestBody: { required: true, content: { 'application/json': { schema: SessionCreate } } },
         responses: responses({ 201: EmbedSession }, ['unauthorized', 'malformed', 'payload_too_large', 'unsupported_media_type']),
       },
     })

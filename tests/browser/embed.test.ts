@@ -7,7 +7,8 @@ import { join, resolve } from 'node:path'
 import type { Frame, Page } from 'playwright-core'
 import { call, startApp, type TestApp } from '../helpers/app'
 import { settled, uploadAndComplete, allBlocks, type SampleFile } from '../helpers/samples'
-import { hostSite, httpsProxy, type HttpsServer } from '../helpers/https-host'
+import { hostSite, httpsProxy, testCertificate, type HttpsServer } from '../helpers/https-host'
+import { startExampleHost } from '../../frame/example-host/backend'
 import { launchBrowser, type TestBrowser } from '../helpers/browser'
 import { NO_HANDSHAKE_TEXT, TERMINAL_TEXT, ATTRIBUTION } from '../../frame/src/app'
 
@@ -28,7 +29,7 @@ let blockId: string
 
 const textFile = (name: string, text: string): SampleFile => ({ filename: name, contentType: 'text/plain', bytes: new TextEncoder().encode(text) })
 
-async function service(env: Record<string, string> = {}): Promise<Service> {
+async function service(env: Record<string, string> = {}, extraOrigins: (proxyOrigin: string) => string[] = () => []): Promise<Service> {
   let target = ''
   const proxy = await httpsProxy(() => target)
   const app = await startApp({ env: { SVC_BASE_URL: proxy.origin, ...env } })
@@ -37,7 +38,7 @@ async function service(env: Record<string, string> = {}): Promise<Service> {
   const mintKey = await app.apiKey(t.id, ['embed:mint'])
   const writeKey = await app.apiKey(t.id, ['scenarios:write', 'settings:write'])
   await app.member(t.id, `reader-${t.slug}`, 'viewer', 'reader@example.test')
-  const put = await call(app.url, 'PUT', '/v1/tenant-settings', { token: writeKey, body: { embed_allowed_origins: [host.origin] } })
+  const put = await call(app.url, 'PUT', '/v1/tenant-settings', { token: writeKey, body: { embed_allowed_origins: [host.origin, ...extraOrigins(proxy.origin)] } })
   expect(put.status).toBe(200)
   return { app, proxy, slug: t.slug, tenantId: t.id, mintKey, writeKey, frameUrl: `${proxy.origin}/embed/${t.slug}` }
 }
@@ -95,7 +96,8 @@ beforeAll(async () => {
   mkdirSync(ARTIFACTS, { recursive: true })
   host = await hostSite()
   ;[main, short, browser] = await Promise.all([
-    service(),
+    // The app's own origin is listed too: its example host page (SVC_EXAMPLE_HOST=1) embeds it.
+    service({ SVC_EXAMPLE_HOST: '1' }, (own) => [own]),
     service({ SVC_EMBED_SESSION_TTL_S: '4', SVC_EMBED_HANDOFF_TTL_S: '2' }),
     launchBrowser(),
   ])
@@ -459,5 +461,50 @@ describe('theming', () => {
     await theme({ tokens: { text: '#000000', surface: '#ffffff', accent: '#5b0a91', 'accent-subtle': '#f3e8fc' } })
     expect([await badgeColour(), await attribution(), await font()]).toEqual([badge0, attr0, font0])
     await page.close()
+  })
+})
+
+describe('the example host', () => {
+  test('served by the app with SVC_EXAMPLE_HOST=1: a pasted handoff opens the case; the theme buttons work', async () => {
+    const page = await browser.context.newPage()
+    await page.goto(`${main.proxy.origin}/example-host/`)
+    const r = await call(main.app.url, 'POST', '/v1/embed/handoffs', { token: main.mintKey, body: { scenario_id: caseId, host_origin: main.proxy.origin, subject_email: 'reader@example.test' } })
+    await page.fill('#slug', main.slug)
+    await page.fill('#handoff', r.body.handoff)
+    await page.click('button[type="submit"]')
+    await until('frame ready', async () => (await page.textContent('#log'))?.includes('svc:ready'))
+    const frame = page.frames().find((f) => f.url().includes(`/embed/${main.slug}`))!
+    await frame.waitForSelector('[data-state="ready"]')
+    await page.click('[data-mode="dark"]')
+    await until('dark mode', async () => (await frame.evaluate(() => document.documentElement.dataset.mode)) === 'dark')
+    expect(await page.inputValue('#handoff')).toBe('')
+    await page.close()
+  })
+
+  test('the example backend mints for its signed-in user only, same-origin with its CSRF token', async () => {
+    const tls = await testCertificate()
+    const example = startExampleHost({ serviceUrl: main.proxy.origin, mintKey: main.mintKey, tls, serviceCa: tls.cert, user: { email: 'reader@example.test', cases: [caseId] } })
+    const settings = await call(main.app.url, 'PUT', '/v1/tenant-settings', { token: main.writeKey, body: { embed_allowed_origins: [host.origin, main.proxy.origin, example.origin] } })
+    expect(settings.status).toBe(200)
+    try {
+      const insecure = { tls: { rejectUnauthorized: false } } as RequestInit
+      expect((await fetch(`${example.origin}/mint`, { method: 'POST', body: '{}', ...insecure })).status).toBe(401)
+      const page = await browser.context.newPage()
+      await page.goto(example.origin + '/')
+      // Without the CSRF token (a forged form post) the backend refuses; another case is refused too.
+      expect(await page.evaluate(() => fetch('mint', { method: 'POST', body: '{}', headers: { 'content-type': 'application/json' } }).then((r) => r.status))).toBe(403)
+      await page.fill('#slug', main.slug)
+      await page.fill('#case', otherCaseId)
+      await page.click('button[type="submit"]')
+      await until('refusal shown', async () => (await page.textContent('#status'))?.includes('refused'))
+      await page.fill('#case', caseId)
+      await page.click('button[type="submit"]')
+      await until('frame ready', async () => (await page.textContent('#log'))?.includes('svc:ready'))
+      const frame = page.frames().find((f) => f.url().includes(`/embed/${main.slug}`))!
+      expect(await frame.textContent('.title')).toBe('Mortgage application — Jane Doe')
+      await page.close()
+    } finally {
+      example.stop()
+    }
   })
 })
