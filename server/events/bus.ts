@@ -125,7 +125,7 @@ export function createCaseEventBus(opts: BusOptions): CaseEventBus {
   }
   const schedule = () => {
     if (timer || closed || cases.size === 0 || !opts.embedded) return
-    timer = setTimeout(() => { timer = undefined; void poll() }, opts.pollMs ?? 250)
+    timer = setTimeout(() => { timer = undefined; void poll() }, opts.pollMs ?? 100)
     ;(timer as { unref?: () => void }).unref?.()
   }
   const stopHints = opts.embedded

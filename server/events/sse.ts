@@ -21,6 +21,14 @@ export function formatEvent(e: CaseEvent): string {
   return `id: ${e.seq}\nevent: ${e.type}\ndata: ${data}\n\n`
 }
 
+// The bus hands the same event objects to every stream of a case: encode each once.
+const encoded = new WeakMap<CaseEvent, Uint8Array>()
+const encodeEvent = (e: CaseEvent): Uint8Array => {
+  let bytes = encoded.get(e)
+  if (!bytes) encoded.set(e, bytes = encoder.encode(formatEvent(e)))
+  return bytes
+}
+
 /** The case event streams of one process. */
 export interface CaseEventStreams {
   /** Opens a stream of a case's events after `afterSeq`; it ends when the client leaves or on drain. */
@@ -60,10 +68,10 @@ export function createCaseEventStreams(bus: CaseEventBus, keepAliveMs = KEEP_ALI
       }
       const end = () => finish(true)
       const abort = () => finish(true)
-      const write = (text: string) => {
+      const write = (chunk: string | Uint8Array) => {
         if (done) return
         try {
-          controller.enqueue(encoder.encode(text))
+          controller.enqueue(typeof chunk === 'string' ? encoder.encode(chunk) : chunk)
           if ((controller.desiredSize ?? 0) < -MAX_BUFFERED_BYTES) end()
         } catch { finish(false) }
       }
@@ -78,7 +86,7 @@ export function createCaseEventStreams(bus: CaseEventBus, keepAliveMs = KEEP_ALI
       ;(timer as { unref?: () => void }).unref?.()
       try {
         sub = await bus.subscribe(tenantId, scenarioId, afterSeq,
-          (events) => write(events.map(formatEvent).join('')),
+          (events) => { for (const e of events) write(encodeEvent(e)) },
           () => end())
         if (done) sub.close()
       } catch (e) {
