@@ -9,6 +9,7 @@ import { MAINTENANCE_JOB_KIND, maintenanceJobKind } from './maintenance'
 import { DOCUMENT_INGESTION, documentIngestionJobKind } from '../server/documents/ingestion'
 import { QUESTION_SET_PUBLISH, questionSetPublishJobKind } from '../server/question-sets/publish'
 import { EVALUATION_RUN, evaluationRunJobKind } from '../server/evaluation/run'
+import { REPORT_GENERATED, reportGeneratedJobKind } from '../server/evaluation/reports'
 
 /** Every job kind the runner knows. */
 export const JOB_KINDS: Record<string, JobKind> = {
@@ -17,4 +18,5 @@ export const JOB_KINDS: Record<string, JobKind> = {
   [DOCUMENT_INGESTION]: documentIngestionJobKind(),
   [QUESTION_SET_PUBLISH]: questionSetPublishJobKind(),
   [EVALUATION_RUN]: evaluationRunJobKind(),
+  [REPORT_GENERATED]: reportGeneratedJobKind(),
 }

@@ -29,6 +29,7 @@ import { embedRoutes } from './embed'
 import { questionSetRoutes } from './resources/question-sets'
 import { evaluationRoutes } from './resources/evaluations'
 import { answerRoutes } from './resources/answers'
+import { reportRoutes } from './resources/reports'
 import pkg from '../package.json' with { type: 'json' }
 
 /** Builds the whole HTTP application over its dependencies. */
@@ -74,6 +75,7 @@ export function createApp(deps: AppDeps) {
     .use(questionSetRoutes(deps))
     .use(evaluationRoutes(deps))
     .use(answerRoutes(deps))
+    .use(reportRoutes(deps))
 }
 
 /** The type of the built application. */
