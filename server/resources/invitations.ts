@@ -76,6 +76,16 @@ async function managedTenant(sql: Tx, p: Principal, tenantId: string): Promise<T
   return tenant
 }
 
+/**
+ * Refuses (409) an invitation for the address of an active member: accepting it would re-bind that
+ * membership to another subject. A deactivated member may be invited back.
+ */
+async function refuseActiveMember(tx: Tx, tenantId: string, email: string, exceptSub?: string): Promise<void> {
+  const [member] = await tx<{ sub: string | null }[]>`
+    select sub from users where tenant_id = ${tenantId} and lower(email) = lower(${email}) and status = 'active'`
+  if (member && member.sub !== exceptSub) throw problems.conflict('This address belongs to an active member of the workspace.')
+}
+
 /** True when the principal acts as an operator (not as the workspace's own admin) in `tenantId`. */
 const actsAsOperator = (p: Principal, tenantId: string) =>
   p.kind === 'operator' || (p.kind === 'user' && p.operator && !(p.role === 'admin' && p.tenantId === tenantId))
@@ -116,6 +126,7 @@ export function invitationRoutes(deps: AppDeps) {
       }
       const minted = mintToken()
       const outcome = await sql.begin(async (tx) => {
+        await refuseActiveMember(tx, tenant.id, body.email)
         await tx`
           update invitations set status = 'expired', updated_at = now()
           where tenant_id = ${tenant.id} and lower(email) = lower(${body.email}) and status = 'pending' and expires_at <= now()`
@@ -225,6 +236,7 @@ export function invitationRoutes(deps: AppDeps) {
         if (tenant.status !== 'active') throw new ProblemError('tenant_suspended', 'This workspace is suspended.')
         // A bound workspace admits only tokens that state its organization (the same 401 as any failure).
         if (tenant.organization_id !== null && principal.organization !== tenant.organization_id) throw problems.unauthorized()
+        await refuseActiveMember(tx, tenant.id, row.email, principal.sub)
         const user = await addMember(tx, tenant.id, { email: row.email, sub: principal.sub, role: row.role })
         await tx`
           update invitations set status = 'accepted', accepted_at = now(), accepted_user_id = ${user.id}, updated_at = now()

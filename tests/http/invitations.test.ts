@@ -198,6 +198,19 @@ describe('accepting', () => {
     expect(problemOf(again)).toMatchObject({ type: 'urn:svc:error:conflict', status: 409 })
   })
 
+  test("an active member's address cannot be invited (409); a deactivated member is invited back under a new subject", async () => {
+    const t = await app.tenant()
+    await app.member(t.id, 'active-1', 'admin', 'active.one@example.test')
+    const gone = await app.member(t.id, 'gone-1', 'viewer', 'gone.one@example.test')
+    expect(problemOf(await invite(t.id, { email: 'Active.One@example.test', role: 'admin' }))).toMatchObject({ type: 'urn:svc:error:conflict', status: 409 })
+    expect(mailsTo('active.one@example.test')).toHaveLength(0)
+    await app.sql`update users set status = 'deactivated' where tenant_id = ${t.id} and id = ${gone.id}`
+    expect((await invite(t.id, { email: 'gone.one@example.test', role: 'admin' })).status).toBe(201)
+    const r = await accept('gone-2', tokenIn(mailsTo('gone.one@example.test')[0]!.text)!)
+    expect(r.status).toBe(200)
+    expect(r.body.user).toMatchObject({ id: gone.id, role: 'admin', status: 'active' })
+  })
+
   test('a subject already bound to a membership cannot accept (409)', async () => {
     const t = await app.tenant()
     await app.member(t.id, 'already-member', 'viewer')
