@@ -9,6 +9,7 @@ import { call, startApp, type TestApp } from '../helpers/app'
 import { settled, uploadAndComplete, allBlocks, type SampleFile } from '../helpers/samples'
 import { hostSite, httpsProxy, testCertificate, type HttpsServer } from '../helpers/https-host'
 import { startExampleHost } from '../../frame/example-host/backend'
+import { caseWith, evaluationEnded, packFiles, publishedSet } from '../helpers/underwriting-pack'
 import { launchBrowser, type TestBrowser } from '../helpers/browser'
 import { NO_HANDSHAKE_TEXT, TERMINAL_TEXT, ATTRIBUTION } from '../../frame/src/app'
 
@@ -26,6 +27,7 @@ let otherCaseId: string
 let docId: string
 let otherDocId: string
 let blockId: string
+let packCaseId: string
 
 const textFile = (name: string, text: string): SampleFile => ({ filename: name, contentType: 'text/plain', bytes: new TextEncoder().encode(text) })
 
@@ -113,6 +115,12 @@ beforeAll(async () => {
   await settled(main.app, main.writeKey, otherCaseId, otherDocId)
   blockId = (await allBlocks(main.app, main.writeKey, caseId, docId)).find((x) => x.page === 2)?.id
   expect(blockId).toBeDefined()
+  // An evaluated case (the underwriting pack, the built-in engine) for the evaluation view.
+  const qsKey = await main.app.apiKey(main.tenantId, ['scenarios:write', 'question_sets:write'])
+  await publishedSet(main.app, qsKey)
+  packCaseId = (await caseWith(main.app, qsKey, await packFiles())).scenario.id
+  const evaluation = await call(main.app.url, 'POST', `/v1/scenarios/${packCaseId}/evaluate`, { token: qsKey })
+  expect((await evaluationEnded(main.app, qsKey, packCaseId, evaluation.body.id)).status).toBe('succeeded')
 })
 afterAll(async () => {
   await browser?.close()
@@ -277,6 +285,27 @@ describe('frame messages', () => {
     await page.close()
   })
 
+  test('messages posted together on load are all handled, in order (init, then theme)', async () => {
+    const page = await browser.context.newPage()
+    await page.goto(host.origin + '/')
+    const handoff = await mint(main, caseId)
+    await page.evaluate(([url, h]) => new Promise<void>((resolve) => {
+      const frame = document.getElementById('case') as HTMLIFrameElement
+      const origin = new URL(url).origin
+      ;(window as any).openFrame(url, null)
+      frame.addEventListener('load', () => {
+        frame.contentWindow!.postMessage({ svc: 1, type: 'svc:init', handoff: h }, origin)
+        frame.contentWindow!.postMessage({ svc: 1, type: 'svc:theme', mode: 'dark', tokens: { accent: '#7aa2ff', text: 'red' } }, origin)
+        resolve()
+      }, { once: true })
+    }), [main.frameUrl, handoff] as const)
+    await waitFor(page, 'svc:ready')
+    const frame = page.frames().find((f) => f.url().startsWith(main.frameUrl))!
+    expect(await frame.evaluate(() => document.documentElement.dataset.mode)).toBe('dark')
+    expect(await ofType(page, 'svc:error')).toEqual([{ svc: 1, type: 'svc:error', code: 'invalid_token', key: 'text' }])
+    await page.close()
+  })
+
   test('svc:navigate is ignored with no reply before svc:ready; svc:theme is ignored entirely before init', async () => {
     const { page, frame } = await open(main)
     await post(page, { svc: 1, type: 'svc:navigate', view: { tab: 'nope' } })
@@ -389,6 +418,24 @@ describe('frame messages', () => {
       return last && !last.bounded ? last : undefined
     })
     expect(back.height).toBeLessThan(2400)
+    await page.close()
+  })
+})
+
+describe('the evaluation view', () => {
+  test('decision, answers, the fact in view, and evidence that opens its document at the block', async () => {
+    const { page, frame } = await readyPage(main, packCaseId)
+    const evidence = (await call(main.app.url, 'GET', `/v1/scenarios/${packCaseId}/evidence`, { token: main.writeKey })).body.items
+    await post(page, { svc: 1, type: 'svc:navigate', view: { tab: 'evaluation', factPath: 'debt_service_coverage_ratio' } })
+    await frame.waitForSelector('[data-fact="debt_service_coverage_ratio"].hl')
+    expect(await frame.textContent('[data-decision] .badge')).toBe('approve')
+    expect((await frame.$$('.answer')).length).toBe(6)
+    const first = evidence.find((e: any) => e.block_id)
+    const before = (await ofType(page, 'svc:navigate')).length
+    await frame.click(`[data-evidence="${first.id}"]`)
+    await frame.waitForSelector(`[data-viewer="${first.document_id}"] [data-block="${first.block_id}"].hl`)
+    const nav = (await waitFor(page, 'svc:navigate', before + 1)).at(-1)
+    expect(nav.view).toEqual({ tab: 'documents', documentId: first.document_id, blockId: first.block_id, factPath: null, documentPane: 'pages', scenarioId: packCaseId })
     await page.close()
   })
 })

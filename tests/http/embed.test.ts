@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { createHash } from 'node:crypto'
 import { call, problemOf, startApp, type Reply, type TestApp } from '../helpers/app'
 import { uploadAndComplete, settled, type SampleFile } from '../helpers/samples'
+import { caseWith, evaluationEnded, packFiles, publishedSet } from '../helpers/underwriting-pack'
 
 const textFile = (text: string): SampleFile => ({ filename: 'note.txt', contentType: 'text/plain', bytes: new TextEncoder().encode(text) })
 
@@ -322,5 +323,36 @@ describe('the session bearer', () => {
     expect((await call(app.url, 'GET', `/v1/scenarios/${caseA}`, { token: daveSession })).status).toBe(200)
     await app.sql`update users set status = 'deactivated' where tenant_id = ${tenant.id} and email = 'dave@example.test'`
     shapeOf401(await call(app.url, 'GET', `/v1/scenarios/${caseA}`, { token: daveSession }))
+  })
+})
+
+describe('the session bearer on an evaluated case', () => {
+  test('answers, decision, evidence, evaluations, reports and the event stream of the bound case: yes; of another case: absent', async () => {
+    const key = await app.apiKey(tenant.id, ['scenarios:write', 'question_sets:write'])
+    await publishedSet(app, key)
+    const { scenario } = await caseWith(app, key, await packFiles())
+    const started = await call(app.url, 'POST', `/v1/scenarios/${scenario.id}/evaluate`, { token: key })
+    expect(started.status).toBe(202)
+    expect((await evaluationEnded(app, key, scenario.id, started.body.id)).status).toBe('succeeded')
+    const session = await sessionFor(scenario.id)
+    for (const path of ['answers', 'decision', 'evidence', 'evaluations', `evaluations/${started.body.id}`, 'reports']) {
+      const r = await call(app.url, 'GET', `/v1/scenarios/${scenario.id}/${path}`, { token: session })
+      expect([path, r.status]).toEqual([path, 200])
+    }
+    const evidence = await call(app.url, 'GET', `/v1/scenarios/${scenario.id}/evidence`, { token: session })
+    expect(evidence.body.items[0]).toMatchObject({ document_id: expect.any(String), block_id: expect.any(String), quote: expect.any(String) })
+    // The event stream answers with SSE for the bound case and 404 for another.
+    const abort = new AbortController()
+    const sse = await fetch(`${app.url}/v1/scenarios/${scenario.id}/events`, { headers: { authorization: `Bearer ${session}` }, signal: abort.signal })
+    expect(sse.status).toBe(200)
+    expect(sse.headers.get('content-type')).toContain('text/event-stream')
+    abort.abort()
+    for (const path of ['answers', 'decision', 'evidence', 'evaluations', 'reports', 'events']) {
+      const r = await call(app.url, 'GET', `/v1/scenarios/${caseA}/${path}`.replace(caseA, caseB), { token: session })
+      expect([path, r.status]).toEqual([path, 404])
+    }
+    // Starting work is a write: refused.
+    expect((await call(app.url, 'POST', `/v1/scenarios/${scenario.id}/evaluate`, { token: session })).status).toBe(403)
+    expect((await call(app.url, 'POST', `/v1/scenarios/${scenario.id}/reports`, { token: session, body: {} })).status).toBe(403)
   })
 })
