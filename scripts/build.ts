@@ -1,3 +1,4 @@
+export {}
 /**
  * `bun run build`: one self-contained executable (dist/svc) with the service, the operator CLI,
  * the migrations and static assets inside. `dist/svc` serves; `dist/svc --worker` runs jobs only;

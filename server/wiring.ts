@@ -8,6 +8,7 @@ import type { AppDeps } from './deps'
 import { migrationsCurrent } from './db/migrate'
 import { Cursors } from './http/pagination'
 import { createAuthenticator } from './auth/principal'
+import { listenForCredentialChanges } from './auth/credential-cache'
 import { createEmbedSessionResolver } from './embed/sessions'
 import { createTokenVerifier } from './auth/oidc'
 import { deriveKey, loadSecretKey } from './secret-key'
@@ -20,6 +21,9 @@ import { configureLinkBases } from './notifications/envelope'
 export function wireDeps(config: Config, db: Database, draining: () => boolean = () => false): AppDeps {
   const secretKey = loadSecretKey(config.secretKey, config.dataDir, (line) => console.warn(JSON.stringify({ level: 'warn', message: line })))
   configureLinkBases({ baseUrl: config.baseUrl, uiBaseUrl: config.uiBaseUrl })
+  if (!db.embedded) {
+    listenForCredentialChanges(db.sql).catch((e) => console.warn(JSON.stringify({ level: 'warn', message: 'credential change notifications unavailable; cached credentials lapse after 5 s', error: String(e) })))
+  }
   const verifyToken = config.oidcIssuer ? createTokenVerifier(config.oidcIssuer, config.oidcOrgClaim) : undefined
   return {
     config,

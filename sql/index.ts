@@ -6,8 +6,10 @@ import m001 from './001_foundation.sql' with { type: 'text' }
 import m002 from './002_workspaces.sql' with { type: 'text' }
 import m003 from './003_jobs_notifications.sql' with { type: 'text' }
 import m004 from './004_documents_events.sql' with { type: 'text' }
+import m005 from './005_credential_changes.sql' with { type: 'text' }
 import m006 from './006_question_sets_evaluations.sql' with { type: 'text' }
 import m007 from './007_embed.sql' with { type: 'text' }
+import m008 from './008_authoring.sql' with { type: 'text' }
 
 /** One migration: its number, its name and its SQL. */
 export interface Migration { version: number; name: string; sql: string }
@@ -18,6 +20,8 @@ export const MIGRATIONS: Migration[] = [
   { version: 2, name: '002_workspaces', sql: m002 },
   { version: 3, name: '003_jobs_notifications', sql: m003 },
   { version: 4, name: '004_documents_events', sql: m004 },
+  { version: 5, name: '005_credential_changes', sql: m005 },
   { version: 6, name: '006_question_sets_evaluations', sql: m006 },
   { version: 7, name: '007_embed', sql: m007 },
+  { version: 8, name: '008_authoring', sql: m008 },
 ]

@@ -7,6 +7,7 @@ import type { Sql } from '../db/connect'
 import { problems, ProblemError } from '../http/problem'
 import { hashApiKey, isWellFormedApiKey, looksLikeApiKey, type KeyEnvironment } from './api-key-format'
 import type { TokenVerifier } from './oidc'
+import { CredentialCache } from './credential-cache'
 
 /** Workspace roles, most to least powerful. */
 export const ROLES = ['admin', 'reviewer', 'underwriter', 'viewer'] as const
@@ -42,6 +43,9 @@ export interface AuthenticatorDeps {
   resolveEmbedSession?: EmbedSessionResolver
 }
 
+/** The membership facts authentication reads for a JWT subject. */
+interface MemberRow { tenant_id: string; id: string; role: Role; tenant_status: 'active' | 'suspended'; organization_id: string | null }
+
 /** Options of one authentication. */
 export interface AuthenticateOptions {
   /** Resolve a valid token of a non-member to a `person` (instead of 401 / not_admitted). */
@@ -54,18 +58,24 @@ export type Authenticator = (authorization: string | null, options?: Authenticat
 /** Builds the authenticator over the database and the token verifier. */
 export function createAuthenticator(deps: AuthenticatorDeps): Authenticator {
   const { sql } = deps
+  const keys = new CredentialCache<Principal>()
+  const members = new CredentialCache<MemberRow | null>()
 
   const byApiKey = async (credential: string): Promise<Principal> => {
     if (!isWellFormedApiKey(credential)) throw problems.unauthorized()
+    const hash = hashApiKey(credential)
+    const cacheKey = hash.toString('base64')
+    const cached = keys.get(cacheKey)
+    if (cached) return cached
     const [key] = await sql`
-      select k.tenant_id, k.id, k.scopes, k.environment, t.status as tenant_status
+      select k.tenant_id, k.id, k.scopes, k.environment, k.expires_at, t.status as tenant_status
       from api_keys k
       join tenants t on t.id = k.tenant_id
-      where k.key_hash = ${hashApiKey(credential)}
+      where k.key_hash = ${hash}
         and k.revoked_at is null
         and (k.expires_at is null or k.expires_at > now())`
     if (!key) throw problems.unauthorized()
-    return {
+    const principal: Principal = {
       kind: 'api_key',
       tenantId: key.tenant_id,
       tenantStatus: key.tenant_status,
@@ -73,6 +83,21 @@ export function createAuthenticator(deps: AuthenticatorDeps): Authenticator {
       scopes: key.scopes,
       environment: key.environment,
     }
+    keys.set(cacheKey, principal, key.expires_at)
+    return principal
+  }
+
+  const memberOf = async (sub: string): Promise<MemberRow | null> => {
+    const cached = members.get(sub)
+    if (cached !== undefined) return cached
+    const [member] = await sql<MemberRow[]>`
+      select u.tenant_id, u.id, u.role, t.status as tenant_status, t.organization_id
+      from users u
+      join tenants t on t.id = u.tenant_id
+      where u.sub = ${sub} and u.status = 'active'`
+    // Only memberships are cached: a newcomer admitted a moment ago must not wait out a miss.
+    if (member) members.set(sub, member)
+    return member ?? null
   }
 
   const byToken = async (token: string, options: AuthenticateOptions): Promise<Principal> => {
@@ -80,11 +105,7 @@ export function createAuthenticator(deps: AuthenticatorDeps): Authenticator {
     const claims = await deps.verifyToken(token)
     if (!claims) throw problems.unauthorized()
     const operator = deps.operatorSubjects.has(claims.sub)
-    const [member] = await sql`
-      select u.tenant_id, u.id, u.role, t.status as tenant_status, t.organization_id
-      from users u
-      join tenants t on t.id = u.tenant_id
-      where u.sub = ${claims.sub} and u.status = 'active'`
+    const member = await memberOf(claims.sub)
     if (member) {
       // Once a workspace is bound to an organization, the token must state that organization.
       if (member.organization_id !== null && member.organization_id !== claims.organization) throw problems.unauthorized()

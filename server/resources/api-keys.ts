@@ -15,6 +15,7 @@ import { ApiKey, ApiKeyCreate, ApiKeyCreated, ApiKeyListQuery, ApiKeyParams } fr
 import { actorOf, appendAudit } from './audit'
 import { mintApiKey, type KeyEnvironment } from '../auth/api-key-format'
 import { SCOPES, type Scope } from '../auth/principal'
+import { invalidateCredentials } from '../auth/credential-cache'
 
 /** A row of `api_keys` (never the hash). */
 export interface ApiKeyRow {
@@ -74,6 +75,7 @@ export async function revokeApiKey(tx: Tx, tenantId: string, id: string): Promis
     update api_keys set revoked_at = now()
     where tenant_id = ${tenantId} and id = ${id} and revoked_at is null
     returning ${KEY_COLUMNS(tx)}`
+  invalidateCredentials()
   if (revoked) return { row: revoked, changed: true }
   const row = await findApiKey(tx, tenantId, id)
   return row ? { row, changed: false } : null

@@ -12,6 +12,7 @@ import { SCOPES, type Principal } from '../auth/principal'
 import { BODY_PROBLEMS, responses } from '../http/docs'
 import { Tenant, TenantCreate, TenantMe } from '../../schemas/tenant'
 import { appendAudit, type AuditActor } from './audit'
+import { invalidateCredentials } from '../auth/credential-cache'
 
 /** A row of `tenants`. */
 export interface TenantRow {
@@ -88,6 +89,7 @@ export async function setTenantStatus(sql: Sql, slug: string, status: TenantRow[
     if (!current) return null
     if (current.status === status) return { tenant: current, changed: false }
     const [row] = await tx<TenantRow[]>`update tenants set status = ${status}, updated_at = now() where id = ${current.id} returning *`
+    invalidateCredentials()
     await appendAudit(tx, current.id, status === 'suspended' ? 'tenant.suspended' : 'tenant.resumed', actor, {})
     return { tenant: row!, changed: true }
   })

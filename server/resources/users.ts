@@ -13,6 +13,7 @@ import { BODY_PROBLEMS, LIST_PROBLEMS, PATH_PROBLEMS, responses } from '../http/
 import { PageOf } from '../../schemas/common'
 import { User, UserListQuery, UserParams, UserUpdate } from '../../schemas/user'
 import { actorOf, appendAudit } from './audit'
+import { invalidateCredentials } from '../auth/credential-cache'
 
 /** A row of `users`. */
 export interface UserRow {
@@ -92,6 +93,7 @@ export async function updateMember(tx: Tx, tenantId: string, userId: string, cha
     update users set role = ${role}, status = ${status}, updated_at = now()
     where tenant_id = ${tenantId} and id = ${userId}
     returning ${USER_COLUMNS(tx)}`
+  invalidateCredentials()
   return { before, after: after! }
 }
 
