@@ -22,8 +22,8 @@ beforeAll(async () => {
   const other = await app.tenant()
   otherKey = await app.apiKey(other.id, ['scenarios:read', 'scenarios:write'])
   scenarioId = await newCase()
-})
-afterAll(() => app.stop())
+}, 60_000)
+afterAll(() => app?.stop(), 60_000)
 
 const DOCX = 'application/vnd.openxmlformats-officedocument.wordprocessingml.document'
 

@@ -16,8 +16,8 @@ beforeAll(async () => {
   key = await app.apiKey(t.id, ['scenarios:write'])
   readKey = await app.apiKey(t.id, ['scenarios:read'])
   otherKey = await app.apiKey((await app.tenant()).id, ['scenarios:read'])
-})
-afterAll(() => app.stop())
+}, 60_000)
+afterAll(() => app?.stop(), 60_000)
 
 const newCase = async () => (await call(app.url, 'POST', '/v1/scenarios', { token: key, body: { name: 'Events case' } })).body.id as string
 

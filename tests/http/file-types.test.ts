@@ -8,8 +8,8 @@ beforeAll(async () => {
   app = await startApp()
   const t = await app.tenant()
   readKey = await app.apiKey(t.id, ['scenarios:read'])
-})
-afterAll(() => app.stop())
+}, 60_000)
+afterAll(() => app?.stop(), 60_000)
 
 describe('file-type registry', () => {
   test('lists every recognised content type with extensions and whether an adapter reads it', async () => {

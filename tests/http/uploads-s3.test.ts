@@ -4,12 +4,13 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+// @ts-expect-error s3rver ships no type declarations (a test-only peer)
 import S3rver from 's3rver'
 import { HeadObjectCommand, S3Client } from '@aws-sdk/client-s3'
 import { call, problemOf, startApp, type TestApp } from '../helpers/app'
 import { allBlocks, csvSample, filesUnder, pdfSample, settled, startUpload, textSample, type Bytes, type SampleFile } from '../helpers/samples'
 
-let s3: S3rver
+let s3: { run(): Promise<unknown>; close(): Promise<void> }
 let s3Dir: string
 let endpoint: string
 let app: TestApp
@@ -30,10 +31,10 @@ beforeAll(async () => {
   scenarioId = (await call(app.url, 'POST', '/v1/scenarios', { token: key, body: { name: 'S3 case' } })).body.id
 }, 60_000)
 afterAll(async () => {
-  await app.stop()
-  await s3.close()
+  await app?.stop()
+  await s3?.close()
   rmSync(s3Dir, { recursive: true, force: true })
-})
+}, 60_000)
 
 /** PUTs bytes to a presigned S3 URL the way a client would (the headers the start reply names). */
 const putToS3 = (upload: { url: string; headers: Record<string, string> }, bytes: Bytes) =>

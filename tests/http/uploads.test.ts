@@ -18,8 +18,8 @@ beforeAll(async () => {
   key = await app.apiKey(t.id, ['scenarios:write'])
   scenarioId = (await call(app.url, 'POST', '/v1/scenarios', { token: key, body: { name: 'Uploads' } })).body.id
   blobDir = join(app.config.dataDir, 'blobs')
-})
-afterAll(() => app.stop())
+}, 60_000)
+afterAll(() => app?.stop(), 60_000)
 
 const text: SampleFile = { filename: 'letter.txt', contentType: 'text/plain', bytes: textSample() }
 const documentCount = async () => (await app.sql`select count(*)::int as n from documents`)[0]!.n as number
