@@ -5,6 +5,7 @@ import {
   pngSample, putBytes, settled, startUpload, textSample, truncatedCsvSample, uploadAndComplete, brokenUtf8TextSample, type SampleFile,
 } from '../helpers/samples'
 import { documentText } from '../../server/documents/blocks'
+import { documentIngestionJobKind } from '../../server/documents/ingestion'
 
 let app: TestApp
 let key: string
@@ -147,6 +148,39 @@ describe('outcomes other than ready', () => {
     const txt = await uploadAndComplete(app, key, scenarioId, { filename: 'mangled.txt', contentType: 'text/plain', bytes: brokenUtf8TextSample() })
     expect(await settled(app, key, scenarioId, csv.doc.id)).toMatchObject({ status: 'ready_degraded', block_count: 3, error_detail: '1 malformed record was skipped' })
     expect(await settled(app, key, scenarioId, txt.doc.id)).toMatchObject({ status: 'ready_degraded', block_count: 3 })
+  })
+})
+
+describe('bytes gone from the store', () => {
+  test('the job retries while the bytes cannot be read, and giving up ends the document failed', async () => {
+    const start = await startUpload(app, key, scenarioId, { filename: 'gone.txt', contentType: 'text/plain', bytes: textSample() })
+    await putBytes(app, start.body.upload, textSample())
+    const [{ blob_key }] = await app.sql`select blob_key from documents where id = ${start.body.id}` as unknown as [{ blob_key: string }]
+    await app.deps.blobs.delete(blob_key)
+    const complete = await call(app.url, 'POST', `/v1/scenarios/${scenarioId}/documents/${start.body.id}/complete`, { token: key, body: { notifications: [{ channel: 'email', email: { address: 'uw@example.test' } }] } })
+    expect(complete.status).toBe(202)
+    // The first run fails (nothing to read) and is rescheduled; the document stays processing.
+    const deadline = Date.now() + 10_000
+    let job: { attempts: number; last_error: string | null } | undefined
+    while (Date.now() < deadline) {
+      ;[job] = await app.sql<{ attempts: number; last_error: string | null }[]>`select attempts, last_error from jobs where kind = 'document_ingestion' and payload->>'documentId' = ${start.body.id}`
+      if (job && job.attempts >= 1 && job.last_error) break
+      await Bun.sleep(25)
+    }
+    expect(job!.last_error).toContain('not in the blob store')
+    expect((await call(app.url, 'GET', `/v1/scenarios/${scenarioId}/documents/${start.body.id}`, { token: key })).body.status).toBe('processing')
+    // What the runner does once the kind's attempts are spent.
+    const kind = documentIngestionJobKind()
+    const [{ tenant_id }] = await app.sql`select tenant_id from documents where id = ${start.body.id}` as unknown as [{ tenant_id: string }]
+    const payload = { documentId: start.body.id, generation: 1 }
+    await app.sql.begin((tx) => kind.onGiveUp!(tx, { id: crypto.randomUUID(), kind: 'document_ingestion', tenantId: tenant_id, payload, attempts: 5 }, app.deps))
+    const done = await call(app.url, 'GET', `/v1/scenarios/${scenarioId}/documents/${start.body.id}`, { token: key })
+    expect(done.body).toMatchObject({ status: 'failed', error_code: 'document_ingestion_failed', error_detail: 'the stored bytes could not be read' })
+    const [envelope] = await envelopes(start.body.id)
+    expect(envelope).toMatchObject({ event_type: 'task.failed', outcome: { error_code: 'document_ingestion_failed', summary: 'ingestion failed: the stored bytes could not be read' } })
+    // A later run of the same job finds the document finished and changes nothing.
+    await app.sql.begin((tx) => kind.handler(tx, { id: crypto.randomUUID(), kind: 'document_ingestion', tenantId: tenant_id, payload, attempts: 2 }, app.deps))
+    expect((await call(app.url, 'GET', `/v1/scenarios/${scenarioId}/documents/${start.body.id}`, { token: key })).body.status).toBe('failed')
   })
 })
 
