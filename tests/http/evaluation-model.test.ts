@@ -1,9 +1,12 @@
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { afterAll, beforeAll, describe, expect, test, setDefaultTimeout } from 'bun:test'
 import { call, problemOf, startApp, type TestApp } from '../helpers/app'
 import { startModelStub, type ModelStub, type StubRequest } from '../helpers/model-stub'
 import { allBlocks, type SampleFile } from '../helpers/samples'
 import { caseWith, EMAIL_ME, envelopesOf, evaluationEnded, evaluationReaches, publishedSet, publishVersion } from '../helpers/underwriting-pack'
 import { chatJson, ModelOutageError, ModelResponseError } from '../../server/evaluation/model-client'
+
+// The preload's default timeout reaches only the first file of a multi-file run (bun 1.4): set it here too.
+setDefaultTimeout(60_000)
 
 let app: TestApp
 let stub: ModelStub

@@ -1,5 +1,8 @@
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { afterAll, beforeAll, describe, expect, test, setDefaultTimeout } from 'bun:test'
 import { call, problemOf, startApp, type TestApp } from '../helpers/app'
+
+// The preload's default timeout reaches only the first file of a multi-file run (bun 1.4): set it here too.
+setDefaultTimeout(60_000)
 
 let app: TestApp
 let key: string

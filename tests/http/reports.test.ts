@@ -1,9 +1,12 @@
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { afterAll, beforeAll, describe, expect, test, setDefaultTimeout } from 'bun:test'
 import { PDFDocument } from 'pdf-lib'
 import { extractText, getDocumentProxy } from 'unpdf'
 import { call, problemOf, startApp, type TestApp } from '../helpers/app'
 import { startIssuer, type TestIssuer } from '../helpers/oidc'
 import { caseWith, DEFAULT_FACTS, EMAIL_ME, envelopesOf, evaluationEnded, PACK_QUESTIONS, packFiles, publishedSet } from '../helpers/underwriting-pack'
+
+// The preload's default timeout reaches only the first file of a multi-file run (bun 1.4): set it here too.
+setDefaultTimeout(60_000)
 
 let app: TestApp
 let issuer: TestIssuer
