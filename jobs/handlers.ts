@@ -10,6 +10,8 @@ import { DOCUMENT_INGESTION, documentIngestionJobKind } from '../server/document
 import { QUESTION_SET_PUBLISH, questionSetPublishJobKind } from '../server/question-sets/publish'
 import { EVALUATION_RUN, evaluationRunJobKind } from '../server/evaluation/run'
 import { REPORT_GENERATED, reportGeneratedJobKind } from '../server/evaluation/reports'
+import { GUIDELINE_INGESTION, guidelineIngestionJobKind } from '../server/authoring/guideline-ingestion'
+import { GENERATION_RUN, generationRunJobKind } from '../server/authoring/generation-run'
 
 /** Every job kind the runner knows. */
 export const JOB_KINDS: Record<string, JobKind> = {
@@ -19,4 +21,6 @@ export const JOB_KINDS: Record<string, JobKind> = {
   [QUESTION_SET_PUBLISH]: questionSetPublishJobKind(),
   [EVALUATION_RUN]: evaluationRunJobKind(),
   [REPORT_GENERATED]: reportGeneratedJobKind(),
+  [GUIDELINE_INGESTION]: guidelineIngestionJobKind(),
+  [GENERATION_RUN]: generationRunJobKind(),
 }

@@ -30,6 +30,8 @@ import { questionSetRoutes } from './resources/question-sets'
 import { evaluationRoutes } from './resources/evaluations'
 import { answerRoutes } from './resources/answers'
 import { reportRoutes } from './resources/reports'
+import { questionGroupRoutes } from './resources/question-groups'
+import { generationRunRoutes } from './resources/generation-runs'
 import pkg from '../package.json' with { type: 'json' }
 
 /** Builds the whole HTTP application over its dependencies. */
@@ -76,6 +78,8 @@ export function createApp(deps: AppDeps) {
     .use(evaluationRoutes(deps))
     .use(answerRoutes(deps))
     .use(reportRoutes(deps))
+    .use(questionGroupRoutes(deps))
+    .use(generationRunRoutes(deps))
 }
 
 /** The type of the built application. */

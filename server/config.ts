@@ -39,6 +39,15 @@ export interface Config {
   modelTimeoutMs: number
   /** Retries of a model call after a vendor error (SVC_MODEL_MAX_RETRIES). */
   modelMaxRetries: number
+  /** Model price per 1,000 input / output tokens in micro-units (SVC_MODEL_PRICE_INPUT_MICRO / _OUTPUT_MICRO). */
+  modelPriceInputMicro: number
+  modelPriceOutputMicro: number
+  /** Automatic checks of the model endpoint before a generation run stalls (SVC_GENERATION_OUTAGE_CHECKS). */
+  generationOutageChecks: number
+  /** First wait between those checks, doubling (SVC_GENERATION_CHECK_INTERVAL_MS). */
+  generationCheckIntervalMs: number
+  /** Largest chunk of guideline text one generation step reads (SVC_GENERATION_CHUNK_CHARS). */
+  generationChunkChars: number
   secretKey: Uint8Array | undefined
   s3: S3Config | undefined
   embedHandoffTtlSeconds: number
@@ -159,6 +168,11 @@ export function loadConfig(env: Env = process.env): Config {
     modelApiKey: str(env, 'SVC_MODEL_API_KEY'),
     modelTimeoutMs: int(env, 'SVC_MODEL_TIMEOUT_MS', 60_000, 100, 600_000),
     modelMaxRetries: int(env, 'SVC_MODEL_MAX_RETRIES', 3, 0, 10),
+    modelPriceInputMicro: int(env, 'SVC_MODEL_PRICE_INPUT_MICRO', 0, 0, 1_000_000_000),
+    modelPriceOutputMicro: int(env, 'SVC_MODEL_PRICE_OUTPUT_MICRO', 0, 0, 1_000_000_000),
+    generationOutageChecks: int(env, 'SVC_GENERATION_OUTAGE_CHECKS', 5, 1, 100),
+    generationCheckIntervalMs: int(env, 'SVC_GENERATION_CHECK_INTERVAL_MS', 30_000, 1, 3_600_000),
+    generationChunkChars: int(env, 'SVC_GENERATION_CHUNK_CHARS', 6000, 100, 200_000),
     secretKey,
     s3,
     embedHandoffTtlSeconds: int(env, 'SVC_EMBED_HANDOFF_TTL_S', 60, 1, 3600),

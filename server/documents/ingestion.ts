@@ -41,7 +41,7 @@ const current = (doc: DocumentRow | null, payload: IngestionPayload): doc is Doc
   doc !== null && doc.status === 'processing' && doc.ingestion_generation === payload.generation
 
 /** Parses a document's bytes; throws only for a transient failure (bytes unreadable from the store). */
-export async function parseDocument(doc: DocumentRow, deps: Pick<AppDeps, 'blobs'>): Promise<IngestionOutcome> {
+export async function parseDocument(doc: Pick<DocumentRow, 'id' | 'content_type' | 'blob_key'>, deps: Pick<AppDeps, 'blobs'>): Promise<IngestionOutcome> {
   const type = findFileType(doc.content_type)
   if (!type?.adapter) return { kind: 'unsupported' }
   const bytes = doc.blob_key ? await readAll(deps.blobs, doc.blob_key) : null

@@ -82,7 +82,7 @@ export async function checkMeasured(announced: Announced, m: Measured): Promise<
  * Checks bytes that reached the store without passing through this service (S3 presigned PUTs):
  * absent is 409; a wrong length, checksum or type is 422 and the bytes are deleted.
  */
-export async function verifyStoredBytes(blobs: BlobStore, doc: DocumentRow, max: number): Promise<void> {
+export async function verifyStoredBytes(blobs: BlobStore, doc: Pick<DocumentRow, 'blob_key' | 'size_bytes' | 'checksum_sha256' | 'content_type'>, max: number): Promise<void> {
   const key = doc.blob_key
   const stat = key ? await blobs.head(key) : null
   if (!key || !stat) throw new ProblemError('conflict', 'The document bytes have not been uploaded yet; PUT them to the upload URL first.')

@@ -13,7 +13,7 @@ import { responses } from '../http/docs'
 import { Uuid } from '../../schemas/common'
 import { essenceOf } from '../documents/registry'
 import { checkMeasured, measure, tooLarge } from '../documents/intake'
-import { findDocumentById } from '../documents/store'
+import { findUploadTarget } from '../documents/upload-targets'
 import { documentKeyPrefix } from '../storage/blob-store'
 import { UPLOAD_PATH_PREFIX, verifyUpload } from '../storage/upload-url'
 import { deriveKey } from '../secret-key'
@@ -29,7 +29,8 @@ export function uploadRoutes(deps: AppDeps) {
   return new Elysia({ name: 'uploads' })
     .use(accessControl(deps.authenticate))
     .put(`${UPLOAD_PATH_PREFIX}/:tenantId/:documentId`, async ({ params, query, request, set }) => {
-      const doc = await findDocumentById(sql, params.tenantId, params.documentId)
+      const target = await findUploadTarget(sql, params.tenantId, params.documentId)
+      const doc = target?.row ?? null
       const expires = Number(query.expires)
       const good = doc !== null && typeof query.signature === 'string' && verifyUpload(signingKey, {
         method: request.method,
@@ -59,11 +60,7 @@ export function uploadRoutes(deps: AppDeps) {
       }
       try {
         await checkMeasured({ size, sha256: doc.checksum_sha256, contentType: doc.content_type }, m.result())
-        const claimed = await sql`
-          update documents set blob_key = ${key}, bytes_verified = true, uploaded_at = now(), updated_at = now()
-          where tenant_id = ${doc.tenant_id} and id = ${doc.id} and status = 'awaiting_upload' and blob_key is null
-          returning id`
-        if (claimed.length === 0) throw refused()
+        if (!(await target!.kind.claim(sql, doc, key))) throw refused()
       } catch (e) {
         await blobs.delete(key)
         throw e

@@ -1,0 +1,222 @@
+/**
+ * Question groups and their guideline sources: create and list groups; start a guideline upload
+ * (the same presigned PUT, file-type registry and byte checks as a case document), complete it
+ * (a `guideline_ingestion` task whose task_id is the guideline id), re-read it, list, read, and the
+ * blocks of a processed guideline.
+ */
+import { Elysia, t } from 'elysia'
+import type { AppDeps } from '../deps'
+import type { Principal } from '../auth/principal'
+import { accessControl, tenantOf } from '../auth/access'
+import { ProblemError, problems } from '../http/problem'
+import { documentQuery, readQuery } from '../http/query'
+import { idempotencyKeyOf, runIdempotent } from '../http/idempotency'
+import { consumeRate, RATE_PROBLEMS } from '../http/rate-limit'
+import { BODY_PROBLEMS, LIST_PROBLEMS, PATH_PROBLEMS, responses } from '../http/docs'
+import { PageOf } from '../../schemas/common'
+import {
+  Guideline, GuidelineBlock, GuidelineBlockListQuery, GuidelineComplete, GuidelineCreate, GuidelineCreated, GuidelineListQuery,
+  GuidelineParams, QuestionGroup, QuestionGroupCreate, QuestionGroupListQuery, QuestionGroupParams,
+} from '../../schemas/authoring'
+import { essenceOf, findFileType } from '../documents/registry'
+import { tooLarge, verifyStoredBytes } from '../documents/intake'
+import { UPLOAD_URL_TTL_SECONDS } from '../storage/blob-store'
+import { subscribeInline, type InlineNotification } from '../notifications/inline'
+import { QUESTION_SET_READ, QUESTION_SET_WRITE } from './question-sets'
+import {
+  findGroup, findGroupGuideline, guidelinePath, renderGroup, renderGuideline, renderGuidelineBlock, selectGroups, setGuidelineStatus,
+  type GroupRow, type GuidelineBlockRow, type GuidelineRow, type GuidelineStatus,
+} from '../authoring/guidelines'
+import { enqueueGuidelineIngestion, GUIDELINE_INGESTION } from '../authoring/guideline-ingestion'
+
+const TAGS = ['Question groups']
+const REINGESTABLE: readonly GuidelineStatus[] = ['ready', 'ready_degraded', 'failed', 'unsupported_pending']
+
+/** Question-group and guideline routes. */
+export function questionGroupRoutes(deps: AppDeps) {
+  const { sql, cursors, blobs, config } = deps
+  documentQuery('GET', '/v1/question-groups', QuestionGroupListQuery)
+  documentQuery('GET', '/v1/question-groups/{groupId}/guidelines', GuidelineListQuery)
+  documentQuery('GET', '/v1/question-groups/{groupId}/guidelines/{guidelineId}/blocks', GuidelineBlockListQuery)
+
+  const startIngestion = (principal: Principal, tenantId: string, params: { groupId: string; guidelineId: string }, body: { notifications?: InlineNotification[] } | null | undefined, request: Request, path: string, allowed: readonly GuidelineStatus[]) =>
+    runIdempotent({ sql, tenantId, method: 'POST', path, body: body ?? null, key: idempotencyKeyOf(request) }, async (tx) => {
+      const row = await findGroupGuideline(tx, tenantId, params.groupId, params.guidelineId, true)
+      if (!row) throw problems.notFound('guideline')
+      if (!allowed.includes(row.status)) {
+        throw problems.conflict(row.status === 'processing' ? 'The guideline is already being processed.' : `A guideline in status ${row.status} cannot do this.`)
+      }
+      if (row.status === 'awaiting_upload' && (!row.blob_key || !row.bytes_verified)) {
+        throw problems.conflict('The guideline bytes have not been uploaded yet; PUT them to the upload URL first.')
+      }
+      await consumeRate(deps, tenantId, 'unit', tx)
+      const updated = await setGuidelineStatus(tx, row, 'processing', { bumpGeneration: true, errorCode: null, errorDetail: null })
+      await subscribeInline(tx, principal, { tenantId, taskKind: GUIDELINE_INGESTION, taskId: row.id, items: body?.notifications })
+      await enqueueGuidelineIngestion(tx, updated)
+      return { status: 202, body: renderGuideline(updated), location: guidelinePath(row.question_group_id, row.id) }
+    })
+
+  const reply = (set: { status?: number | string; headers: Record<string, string | number> }, result: { status: number; location?: string; replayed: boolean; body: unknown }) => {
+    set.status = result.status
+    if (result.location) set.headers.location = result.location
+    if (result.replayed) set.headers['idempotent-replayed'] = 'true'
+    return result.body as Record<string, unknown>
+  }
+
+  return new Elysia({ name: 'question-groups' })
+    .use(accessControl(deps.authenticate))
+    .post('/v1/question-groups', async ({ principal, body, request, path, set }) => {
+      const tenantId = tenantOf(principal)
+      if (body.name.trim() === '') throw problems.rule('name must contain a non-whitespace character.')
+      const result = await runIdempotent({ sql, tenantId, method: 'POST', path, body, key: idempotencyKeyOf(request) }, async (tx) => {
+        const id = Bun.randomUUIDv7()
+        await tx`insert into question_groups (tenant_id, id, name, description) values (${tenantId}, ${id}, ${body.name}, ${body.description ?? null})`
+        return { status: 201, body: renderGroup((await findGroup(tx, tenantId, id))!), location: `/v1/question-groups/${id}` }
+      })
+      return reply(set, result)
+    }, {
+      access: QUESTION_SET_WRITE,
+      body: QuestionGroupCreate,
+      detail: { summary: 'Create a question group', tags: TAGS, responses: responses({ 201: QuestionGroup }, [...BODY_PROBLEMS, 'idempotency_conflict', 'conflict']) },
+    })
+    .get('/v1/question-groups', async ({ principal, query }) => {
+      const tenantId = tenantOf(principal)
+      const q = readQuery(QuestionGroupListQuery, query)
+      const limit = q.limit ?? 50
+      const scope = 'question-groups'
+      const after = q.cursor !== undefined ? cursors.decode(q.cursor, scope) : null
+      const rows = await sql<GroupRow[]>`
+        ${selectGroups(sql)}
+        where g.tenant_id = ${tenantId} ${after !== null ? sql`and g.id < ${after}` : sql``}
+        order by g.id desc limit ${limit + 1}`
+      return cursors.page(rows, limit, scope, (r) => r.id, renderGroup)
+    }, {
+      access: QUESTION_SET_READ,
+      detail: { summary: 'List question groups, newest first', tags: TAGS, responses: responses({ 200: PageOf(QuestionGroup) }, LIST_PROBLEMS) },
+    })
+    .get('/v1/question-groups/:groupId', async ({ principal, params }) => {
+      const row = await findGroup(sql, tenantOf(principal), params.groupId)
+      if (!row) throw problems.notFound('question group')
+      return renderGroup(row)
+    }, {
+      access: QUESTION_SET_READ,
+      params: QuestionGroupParams,
+      detail: { summary: 'Read a question group', tags: TAGS, responses: responses({ 200: QuestionGroup }, PATH_PROBLEMS) },
+    })
+    .post('/v1/question-groups/:groupId/guidelines', async ({ principal, params, body, request, path, set }) => {
+      const tenantId = tenantOf(principal)
+      if (body.filename.trim() === '') throw problems.rule('filename must contain a non-whitespace character.')
+      // eslint-disable-next-line no-control-regex
+      if (/[\u0000-\u001f\u007f/\\]/.test(body.filename)) throw problems.rule('filename must not contain path separators or control characters.')
+      if (!(await findGroup(sql, tenantId, params.groupId))) throw problems.notFound('question group')
+      const type = findFileType(body.content_type)
+      if (!type) throw new ProblemError('unsupported_media_type', `content_type ${essenceOf(body.content_type)} is not in the file-type registry (GET /v1/file-types).`)
+      if (body.size_bytes > config.maxUploadBytes) throw tooLarge(config.maxUploadBytes)
+      if (body.replaces_guideline_id !== undefined && !(await findGroupGuideline(sql, tenantId, params.groupId, body.replaces_guideline_id))) {
+        throw problems.rule('replaces_guideline_id names no guideline source of this group.')
+      }
+      const result = await runIdempotent({ sql, tenantId, method: 'POST', path, body, key: idempotencyKeyOf(request) }, async (tx) => {
+        const id = Bun.randomUUIDv7()
+        const expiresAt = new Date(Math.floor(Date.now() / 1000) * 1000 + UPLOAD_URL_TTL_SECONDS * 1000)
+        const sha256 = body.checksum_sha256?.toLowerCase()
+        const upload = await blobs.presignUpload({ tenantId, documentId: id, contentType: type.contentType, size: body.size_bytes, sha256, expiresAt })
+        const [row] = await tx<GuidelineRow[]>`
+          insert into guidelines (tenant_id, id, question_group_id, replaces_guideline_id, filename, content_type, size_bytes, checksum_sha256, blob_key)
+          values (${tenantId}, ${id}, ${params.groupId}, ${body.replaces_guideline_id ?? null}, ${body.filename}, ${type.contentType}, ${body.size_bytes}, ${sha256 ?? null}, ${upload.key ?? null})
+          returning *`
+        await tx`update question_groups set updated_at = now() where tenant_id = ${tenantId} and id = ${params.groupId}`
+        return {
+          status: 201,
+          body: { ...renderGuideline(row!), upload: { method: upload.method, url: upload.url, headers: upload.headers, expires_at: expiresAt.toISOString() } },
+          location: guidelinePath(params.groupId, id),
+        }
+      })
+      return reply(set, result)
+    }, {
+      access: QUESTION_SET_WRITE,
+      params: QuestionGroupParams,
+      body: GuidelineCreate,
+      detail: {
+        summary: 'Start a guideline upload: the guideline source and a presigned PUT URL (as for a case document)',
+        tags: TAGS,
+        responses: responses({ 201: GuidelineCreated }, [...BODY_PROBLEMS, ...PATH_PROBLEMS, 'idempotency_conflict', 'conflict']),
+      },
+    })
+    .post('/v1/question-groups/:groupId/guidelines/:guidelineId/complete', async ({ principal, params, body, request, path, set }) => {
+      const tenantId = tenantOf(principal)
+      const row = await findGroupGuideline(sql, tenantId, params.groupId, params.guidelineId)
+      if (!row) throw problems.notFound('guideline')
+      if (row.status === 'awaiting_upload' && !row.bytes_verified) {
+        await verifyStoredBytes(blobs, row, config.maxUploadBytes)
+        await sql`
+          update guidelines set bytes_verified = true, uploaded_at = coalesce(uploaded_at, now()), updated_at = now()
+          where tenant_id = ${tenantId} and id = ${row.id} and status = 'awaiting_upload'`
+      }
+      return reply(set, await startIngestion(principal, tenantId, params, body, request, path, ['awaiting_upload']))
+    }, {
+      access: QUESTION_SET_WRITE,
+      params: GuidelineParams,
+      body: t.Union([GuidelineComplete, t.Null()]),
+      detail: {
+        summary: 'Finalize a guideline upload and begin processing: a guideline_ingestion task (task_id = the guideline id)',
+        tags: TAGS,
+        responses: responses({ 202: Guideline }, [...BODY_PROBLEMS, ...PATH_PROBLEMS, ...RATE_PROBLEMS, 'conflict', 'idempotency_conflict', 'payload_too_large']),
+      },
+    })
+    .post('/v1/question-groups/:groupId/guidelines/:guidelineId/reingest', async ({ principal, params, body, request, path, set }) =>
+      reply(set, await startIngestion(principal, tenantOf(principal), params, body, request, path, REINGESTABLE)), {
+      access: QUESTION_SET_WRITE,
+      params: GuidelineParams,
+      body: t.Union([GuidelineComplete, t.Null()]),
+      detail: { summary: 'Read a processed guideline again', tags: TAGS, responses: responses({ 202: Guideline }, [...BODY_PROBLEMS, ...PATH_PROBLEMS, ...RATE_PROBLEMS, 'conflict', 'idempotency_conflict']) },
+    })
+    .get('/v1/question-groups/:groupId/guidelines', async ({ principal, params, query }) => {
+      const tenantId = tenantOf(principal)
+      const q = readQuery(GuidelineListQuery, query)
+      if (!(await findGroup(sql, tenantId, params.groupId))) throw problems.notFound('question group')
+      const limit = q.limit ?? 50
+      const scope = `guidelines|${params.groupId}|${q.status ?? ''}`
+      const after = q.cursor !== undefined ? cursors.decode(q.cursor, scope) : null
+      const rows = await sql<GuidelineRow[]>`
+        select * from guidelines
+        where tenant_id = ${tenantId} and question_group_id = ${params.groupId}
+          ${after !== null ? sql`and id < ${after}` : sql``}
+          ${q.status !== undefined ? sql`and status = ${q.status}` : sql``}
+        order by id desc limit ${limit + 1}`
+      return cursors.page(rows, limit, scope, (r) => r.id, renderGuideline)
+    }, {
+      access: QUESTION_SET_READ,
+      params: QuestionGroupParams,
+      detail: { summary: 'List the guideline sources of a group, newest first', tags: TAGS, responses: responses({ 200: PageOf(Guideline) }, [...LIST_PROBLEMS, ...PATH_PROBLEMS]) },
+    })
+    .get('/v1/question-groups/:groupId/guidelines/:guidelineId', async ({ principal, params }) => {
+      const row = await findGroupGuideline(sql, tenantOf(principal), params.groupId, params.guidelineId)
+      if (!row) throw problems.notFound('guideline')
+      return renderGuideline(row)
+    }, {
+      access: QUESTION_SET_READ,
+      params: GuidelineParams,
+      detail: { summary: 'Read a guideline source', tags: TAGS, responses: responses({ 200: Guideline }, PATH_PROBLEMS) },
+    })
+    .get('/v1/question-groups/:groupId/guidelines/:guidelineId/blocks', async ({ principal, params, query }) => {
+      const tenantId = tenantOf(principal)
+      const q = readQuery(GuidelineBlockListQuery, query)
+      const row = await findGroupGuideline(sql, tenantId, params.groupId, params.guidelineId)
+      if (!row) throw problems.notFound('guideline')
+      const limit = q.limit ?? 50
+      const scope = `guideline-blocks|${row.id}|${q.page ?? ''}`
+      const after = q.cursor !== undefined ? Number(cursors.decode(q.cursor, scope)) : null
+      const rows = await sql<GuidelineBlockRow[]>`
+        select id, guideline_id, position, page, kind, text, char_start, char_end
+        from guideline_blocks
+        where tenant_id = ${tenantId} and guideline_id = ${row.id}
+          ${after !== null ? sql`and position > ${after}` : sql``}
+          ${q.page !== undefined ? sql`and page = ${q.page}` : sql``}
+        order by position limit ${limit + 1}`
+      return cursors.page(rows, limit, scope, (r) => String(r.position), renderGuidelineBlock)
+    }, {
+      access: QUESTION_SET_READ,
+      params: GuidelineParams,
+      detail: { summary: 'The blocks of a processed guideline, in reading order', tags: TAGS, responses: responses({ 200: PageOf(GuidelineBlock) }, [...LIST_PROBLEMS, ...PATH_PROBLEMS]) },
+    })
+}
