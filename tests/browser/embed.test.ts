@@ -1,7 +1,7 @@
 // The embedded frame in Chromium: a host page on another origin and site (https://localhost:P)
 // embeds the frame served by the app behind HTTPS (https://127.0.0.1:Q; an http frame in an https
 // page is mixed content). Every rule of the Frame messages tables, theming, the five states.
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { afterAll, beforeAll, describe, expect, test, setDefaultTimeout } from 'bun:test'
 import { mkdirSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import type { Frame, Page } from 'playwright-core'
@@ -12,6 +12,9 @@ import { startExampleHost } from '../../frame/example-host/backend'
 import { caseWith, evaluationEnded, packFiles, publishedSet } from '../helpers/underwriting-pack'
 import { launchBrowser, type TestBrowser } from '../helpers/browser'
 import { NO_HANDSHAKE_TEXT, TERMINAL_TEXT, ATTRIBUTION } from '../../frame/src/app'
+
+// The preload's default does not reach every file of a multi-file run: set it here too.
+setDefaultTimeout(60_000)
 
 const ARTIFACTS = resolve('tests/.artifacts')
 

@@ -2,10 +2,13 @@
 // no CORS headers, frame-ancestors from the allow-list plus a tight script/style policy; a plain
 // 404 with frame-ancestors 'none' when embedding is not enabled for the requesting origin; the
 // hashed assets; the bundle budget; the example host only with SVC_EXAMPLE_HOST=1.
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { afterAll, beforeAll, describe, expect, test, setDefaultTimeout } from 'bun:test'
 import { gzipSync } from 'node:zlib'
 import { call, problemOf, startApp, type Reply, type TestApp } from '../helpers/app'
 import { FRAME_CSS, FRAME_JS } from '../../server/embed/bundle'
+
+// The preload's default does not reach every file of a multi-file run: set it here too.
+setDefaultTimeout(60_000)
 
 const HOST = 'https://host.example'
 const OTHER = 'https://other.example:8443'

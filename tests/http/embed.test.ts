@@ -1,11 +1,14 @@
 // The embed handoff mint, the session exchange and the session bearer's reach, over real HTTP:
 // every rule of Authentication 9-10 and Errors 5-6, including a concurrent double exchange and an
 // origin removed from the allow-list between mint and exchange.
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { afterAll, beforeAll, describe, expect, test, setDefaultTimeout } from 'bun:test'
 import { createHash } from 'node:crypto'
 import { call, problemOf, startApp, type Reply, type TestApp } from '../helpers/app'
 import { uploadAndComplete, settled, type SampleFile } from '../helpers/samples'
 import { caseWith, evaluationEnded, packFiles, publishedSet } from '../helpers/underwriting-pack'
+
+// The preload's default does not reach every file of a multi-file run: set it here too.
+setDefaultTimeout(60_000)
 
 const textFile = (text: string): SampleFile => ({ filename: 'note.txt', contentType: 'text/plain', bytes: new TextEncoder().encode(text) })
 
