@@ -11,7 +11,7 @@ import type { Tx } from '../server/db/connect'
 import type { ClaimedJob, JobKind } from './types'
 import { enqueueJob } from './queue'
 import { DELIVERY_JOB_KIND } from '../server/notifications/deliveries'
-import { secretForSigning } from '../server/notifications/signing-secret'
+import { secretForDelivery } from '../server/notifications/signing-secret'
 import { allowListOf, checkTarget, type CheckedAddress } from './ssrf'
 import { postWebhook, webhookCa, type SenderOptions } from './webhook-sender'
 import { sendEmail, type EnvelopeView } from './email-sender'
@@ -60,11 +60,15 @@ const caFor = (file: string | undefined) => {
 /** Makes one attempt of the delivery a job names; never throws for a peer's failure. */
 async function attempt(job: ClaimedJob, deps: AppDeps, opts: DeliveryKindOptions): Promise<AttemptOutcome> {
   const { deliveryId, cycle } = job.payload as { deliveryId: string; cycle?: number }
-  const [d] = await deps.sql<PendingDelivery[]>`
-    select d.id, d.tenant_id, d.status, d.channel, d.body, d.event_type, d.cycle, d.pinned_secret_id, s.webhook_url, s.email_address
-    from notification_deliveries d
-    join task_notification_subscriptions s on s.tenant_id = d.tenant_id and s.id = d.subscription_id
-    where d.tenant_id = ${job.tenantId} and d.id = ${deliveryId}`
+  // The delivery and the secret it would sign with (pinned, else active) are read side by side.
+  const [[d], secret] = await Promise.all([
+    deps.sql<PendingDelivery[]>`
+      select d.id, d.tenant_id, d.status, d.channel, d.body, d.event_type, d.cycle, d.pinned_secret_id, s.webhook_url, s.email_address
+      from notification_deliveries d
+      join task_notification_subscriptions s on s.tenant_id = d.tenant_id and s.id = d.subscription_id
+      where d.tenant_id = ${job.tenantId} and d.id = ${deliveryId}`,
+    secretForDelivery(deps.sql, deps.secretKey, job.tenantId!, deliveryId),
+  ])
   if (!d || d.status !== 'pending' || (cycle !== undefined && d.cycle !== cycle)) return { kind: 'skip' }
   const at = new Date()
   const started = performance.now()
@@ -78,7 +82,6 @@ async function attempt(job: ClaimedJob, deps: AppDeps, opts: DeliveryKindOptions
   let url: URL
   try { url = new URL(d.webhook_url!) } catch { return { kind: 'refused', reason: 'refused_http_url', at, durationMs: took() } }
   if (url.protocol !== 'https:') return { kind: 'refused', reason: 'refused_http_url', at, durationMs: took() }
-  const secret = await secretForSigning(deps.sql, deps.secretKey, d.tenant_id, d.pinned_secret_id)
   if (!secret) return { kind: 'refused', reason: 'refused_no_signing_secret', at, durationMs: took() }
   const checked = await checkTarget(url.hostname, allowListOf(deps.config.webhookUnsafeAllowAddresses))
   if (!checked.ok && checked.refused) return { kind: 'refused', reason: 'refused_private_address', at, durationMs: took() }
@@ -98,53 +101,61 @@ async function attempt(job: ClaimedJob, deps: AppDeps, opts: DeliveryKindOptions
   }
 }
 
-/** Records one attempt's outcome on the delivery, in the job's transaction. */
+/**
+ * Records one attempt's outcome on the delivery, in the job's transaction. A delivered or refused
+ * outcome is one statement (update the pending delivery of this cycle, insert the history row from
+ * it); a failure also decides between the next attempt and the dead letter.
+ */
 async function record(tx: Tx, job: ClaimedJob, deps: AppDeps, outcome: AttemptOutcome): Promise<void> {
   if (outcome.kind === 'skip') return
-  const { deliveryId } = job.payload as { deliveryId: string }
+  const { deliveryId, cycle } = job.payload as { deliveryId: string; cycle?: number }
   const tenantId = job.tenantId!
-  const [d] = await tx<{ status: string; cycle: number; cycle_attempts: number }[]>`
-    select status, cycle, cycle_attempts from notification_deliveries
-    where tenant_id = ${tenantId} and id = ${deliveryId} for update`
-  if (!d || d.status !== 'pending') return
-  const counted = outcome.kind === 'sent'
-  await tx`
+  const attemptId = Bun.randomUUIDv7()
+  const ofThisCycle = cycle !== undefined ? tx`and cycle = ${cycle}` : tx``
+  const history = (d: string, counted: boolean, status: number | null, error: string | null) => tx`
     insert into notification_delivery_attempts (tenant_id, delivery_id, id, cycle, counted, attempted_at, duration_ms, response_status, error)
-    values (${tenantId}, ${deliveryId}, ${Bun.randomUUIDv7()}, ${d.cycle}, ${counted}, ${outcome.at}, ${outcome.durationMs},
-            ${outcome.kind === 'sent' ? outcome.status ?? null : null}, ${outcome.kind === 'refused' ? outcome.reason : outcome.error ?? null})`
+    select tenant_id, id, ${attemptId}, cycle, ${counted}, ${outcome.at}, ${outcome.durationMs}, ${status}, ${error} from ${tx(d)}`
+
   if (outcome.kind === 'refused') {
     await tx`
-      update notification_deliveries
-      set status = 'dead_lettered', dead_lettered_at = now(), dead_letter_reason = ${outcome.reason}, next_attempt_at = null,
-          last_attempt_at = ${outcome.at}, updated_at = now()
-      where tenant_id = ${tenantId} and id = ${deliveryId}`
+      with d as (
+        update notification_deliveries
+        set status = 'dead_lettered', dead_lettered_at = now(), dead_letter_reason = ${outcome.reason}, next_attempt_at = null,
+            last_attempt_at = ${outcome.at}, updated_at = now()
+        where tenant_id = ${tenantId} and id = ${deliveryId} and status = 'pending' ${ofThisCycle}
+        returning tenant_id, id, cycle)
+      ${history('d', false, null, outcome.reason)}`
     return
   }
-  const used = d.cycle_attempts + 1
   if (outcome.ok) {
     await tx`
-      update notification_deliveries
-      set status = 'delivered', attempts = attempts + 1, cycle_attempts = ${used}, delivered_at = now(), next_attempt_at = null,
-          pinned_secret_id = coalesce(pinned_secret_id, ${outcome.secretId}::uuid), last_attempt_at = ${outcome.at}, updated_at = now()
-      where tenant_id = ${tenantId} and id = ${deliveryId}`
+      with d as (
+        update notification_deliveries
+        set status = 'delivered', attempts = attempts + 1, cycle_attempts = cycle_attempts + 1, delivered_at = now(), next_attempt_at = null,
+            pinned_secret_id = coalesce(pinned_secret_id, ${outcome.secretId}::uuid), last_attempt_at = ${outcome.at}, updated_at = now()
+        where tenant_id = ${tenantId} and id = ${deliveryId} and status = 'pending' ${ofThisCycle}
+        returning tenant_id, id, cycle)
+      ${history('d', true, outcome.status ?? null, null)}`
     return
   }
-  if (used >= DELIVERY_MAX_ATTEMPTS) {
-    await tx`
-      update notification_deliveries
-      set status = 'dead_lettered', attempts = attempts + 1, cycle_attempts = ${used}, dead_lettered_at = now(),
-          dead_letter_reason = 'attempts_exhausted', next_attempt_at = null,
-          pinned_secret_id = coalesce(pinned_secret_id, ${outcome.secretId}::uuid), last_attempt_at = ${outcome.at}, updated_at = now()
-      where tenant_id = ${tenantId} and id = ${deliveryId}`
-    return
-  }
-  const next = new Date(Date.now() + deliveryBackoffMs(used, deps.config.webhookRetryInitialMs))
+
+  const [d] = await tx<{ cycle: number; cycle_attempts: number }[]>`
+    select cycle, cycle_attempts from notification_deliveries
+    where tenant_id = ${tenantId} and id = ${deliveryId} and status = 'pending' ${ofThisCycle} for update`
+  if (!d) return
+  const used = d.cycle_attempts + 1
+  const exhausted = used >= DELIVERY_MAX_ATTEMPTS
+  const next = exhausted ? null : new Date(Date.now() + deliveryBackoffMs(used, deps.config.webhookRetryInitialMs))
   await tx`
-    update notification_deliveries
-    set attempts = attempts + 1, cycle_attempts = ${used}, next_attempt_at = ${next},
-        pinned_secret_id = coalesce(pinned_secret_id, ${outcome.secretId}::uuid), last_attempt_at = ${outcome.at}, updated_at = now()
-    where tenant_id = ${tenantId} and id = ${deliveryId}`
-  await enqueueJob(tx, { kind: DELIVERY_JOB_KIND, tenantId, payload: { deliveryId, cycle: d.cycle }, runAt: next })
+    with d as (
+      update notification_deliveries
+      set attempts = attempts + 1, cycle_attempts = ${used}, next_attempt_at = ${next},
+          ${exhausted ? tx`status = 'dead_lettered', dead_lettered_at = now(), dead_letter_reason = 'attempts_exhausted',` : tx``}
+          pinned_secret_id = coalesce(pinned_secret_id, ${outcome.secretId}::uuid), last_attempt_at = ${outcome.at}, updated_at = now()
+      where tenant_id = ${tenantId} and id = ${deliveryId}
+      returning tenant_id, id, cycle)
+    ${history('d', true, outcome.status ?? null, outcome.error ?? null)}`
+  if (next) await enqueueJob(tx, { kind: DELIVERY_JOB_KIND, tenantId, payload: { deliveryId, cycle: d.cycle }, runAt: next })
 }
 
 /**

@@ -93,18 +93,16 @@ class Engine {
       if (!kind) throw new Error(`no handler for job kind ${job.kind}`)
       if (kind.prepare) job.prepared = await kind.prepare(job, this.deps)
       await sql.begin(async (tx) => {
-        // Ownership check and row lock: a worker whose lease was taken over finishes nothing.
-        const [own] = await tx`update jobs set updated_at = now() where id = ${job.id} and locked_by = ${this.workerId} returning id`
+        // Finish first, only if this worker still owns the job (a worker whose lease was taken over
+        // finishes nothing); the row stays locked, and a throwing handler rolls the finish back.
+        const [own] = kind.repeatEveryMs !== undefined
+          ? await tx`
+              update jobs set run_at = now() + make_interval(secs => ${kind.repeatEveryMs / 1000}), attempts = 0,
+                locked_by = null, locked_until = null, last_error = null, updated_at = now()
+              where id = ${job.id} and locked_by = ${this.workerId} returning id`
+          : await tx`delete from jobs where id = ${job.id} and locked_by = ${this.workerId} returning id`
         if (!own) return
         await kind.handler(tx, job, this.deps)
-        if (kind.repeatEveryMs !== undefined) {
-          await tx`
-            update jobs set run_at = now() + make_interval(secs => ${kind.repeatEveryMs / 1000}), attempts = 0,
-              locked_by = null, locked_until = null, last_error = null, updated_at = now()
-            where id = ${job.id}`
-        } else {
-          await tx`delete from jobs where id = ${job.id}`
-        }
       })
     } catch (e) {
       await this.fail(job, kind, e)

@@ -88,21 +88,32 @@ export async function rotateSecret(tx: Tx, serviceKey: Uint8Array, tenantId: str
   }
 }
 
-/**
- * The secret a delivery attempt signs with: the pinned one while it is still usable, otherwise the
- * workspace's active one; null when the workspace has none (the delivery is then refused).
- */
-export async function secretForSigning(sql: Tx, serviceKey: Uint8Array, tenantId: string, pinnedId: string | null): Promise<SigningSecret | null> {
-  const rows = await sql<{ id: string; secret_ciphertext: Uint8Array; pinned: boolean }[]>`
-    select id, secret_ciphertext, (id = ${pinnedId}::uuid) is true as pinned
-    from webhook_signing_secrets
-    where tenant_id = ${tenantId} and secret_ciphertext is not null
-      and (rotated_out_at is null or (revoke_at > now() and id = ${pinnedId}::uuid))
-    order by (id = ${pinnedId}::uuid) is true desc
+/** Selects the usable secret for a pin: the pinned one while usable, else the active one. */
+async function selectSecret(sql: Tx, serviceKey: Uint8Array, tenantId: string, pin: ReturnType<Tx['unsafe']> | ReturnType<Tx>): Promise<SigningSecret | null> {
+  const rows = await sql<{ id: string; secret_ciphertext: Uint8Array }[]>`
+    with pin as (${pin})
+    select w.id, w.secret_ciphertext
+    from webhook_signing_secrets w left join pin on w.id = pin.id
+    where w.tenant_id = ${tenantId} and w.secret_ciphertext is not null
+      and (w.rotated_out_at is null or (w.revoke_at > now() and pin.id is not null))
+    order by pin.id is not null desc
     limit 1`
   const row = rows[0]
   if (!row) return null
   return { id: row.id, secret: openSecret(serviceKey, tenantId, row.id, row.secret_ciphertext) }
+}
+
+/**
+ * The secret a delivery attempt signs with: the pinned one while it is still usable, otherwise the
+ * workspace's active one; null when the workspace has none (the delivery is then refused).
+ */
+export function secretForSigning(sql: Tx, serviceKey: Uint8Array, tenantId: string, pinnedId: string | null): Promise<SigningSecret | null> {
+  return selectSecret(sql, serviceKey, tenantId, sql`select ${pinnedId}::uuid as id`)
+}
+
+/** secretForSigning for the secret a delivery pinned (read from the delivery in the same query). */
+export function secretForDelivery(sql: Tx, serviceKey: Uint8Array, tenantId: string, deliveryId: string): Promise<SigningSecret | null> {
+  return selectSecret(sql, serviceKey, tenantId, sql`select pinned_secret_id as id from notification_deliveries where tenant_id = ${tenantId} and id = ${deliveryId}`)
 }
 
 /** Signing-secret routes. */

@@ -3,12 +3,15 @@
  * tenant isolation, the write/read permission split, and the inline `notifications` array of
  * task-creating requests producing the identical resource with the same permission.
  */
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { afterAll, beforeAll, describe, expect, test, setDefaultTimeout } from 'bun:test'
 import { call, problemOf, startApp, type TestApp } from '../helpers/app'
 import { startIssuer, type TestIssuer } from '../helpers/oidc'
 import { subscribeInline, type InlineNotification } from '../../server/notifications/inline'
 import type { Principal } from '../../server/auth/principal'
 import { findSubscription, renderSubscription } from '../../server/notifications/subscriptions'
+
+// Embedded-database apps start slowly on a busy machine; the preload's default does not reach every file.
+setDefaultTimeout(60_000)
 
 let app: TestApp
 let issuer: TestIssuer
@@ -34,11 +37,11 @@ beforeAll(async () => {
   for (const scope of ['scenarios:read', 'scenarios:write', 'question_sets:read', 'question_sets:write', 'settings:write', 'embed:mint']) {
     keys[scope] = await app.apiKey(tenant.id, [scope])
   }
-})
+}, 120_000)
 afterAll(async () => {
   await app.stop()
   issuer.stop()
-})
+}, 120_000)
 
 describe('POST /v1/task-notification-subscriptions', () => {
   test('creates a webhook subscription: 201, Location, the resource, readable back identically', async () => {

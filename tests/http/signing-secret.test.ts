@@ -3,11 +3,14 @@
  * response, metadata on GET, the previous secret valid 24 h then destroyed (last 4 kept), stored
  * encrypted, never logged, rotations serialised, and the write/read permission split.
  */
-import { afterAll, beforeAll, describe, expect, spyOn, test } from 'bun:test'
+import { afterAll, beforeAll, describe, expect, spyOn, test, setDefaultTimeout } from 'bun:test'
 import { call, problemOf, startApp, type TestApp } from '../helpers/app'
 import { startIssuer, type TestIssuer } from '../helpers/oidc'
 import { openSecret, secretForSigning } from '../../server/notifications/signing-secret'
 import { runMaintenance } from '../../jobs/maintenance'
+
+// Embedded-database apps start slowly on a busy machine; the preload's default does not reach every file.
+setDefaultTimeout(60_000)
 
 let app: TestApp
 let issuer: TestIssuer
@@ -21,11 +24,11 @@ beforeAll(async () => {
   }
   issuer = await startIssuer()
   app = await startApp({ env: { SVC_OIDC_ISSUER: issuer.issuer }, runner: false })
-})
+}, 120_000)
 afterAll(async () => {
   await app.stop()
   issuer.stop()
-})
+}, 120_000)
 
 const ROTATE = '/v1/webhook-signing-secret/rotate'
 const META = '/v1/webhook-signing-secret'

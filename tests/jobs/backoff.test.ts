@@ -3,10 +3,13 @@
  * (1 minute by default), coefficient 2.4, cap 4 h never reached (last gap about 3.2 h), about
  * 5.5 h in all, small jitter that never makes a gap shorter than the previous one.
  */
-import { describe, expect, test } from 'bun:test'
+import { describe, expect, test, setDefaultTimeout } from 'bun:test'
 import { DELIVERY_BACKOFF_CAP_MS, DELIVERY_MAX_ATTEMPTS, deliveryBackoffMs, jobBackoffMs } from '../../jobs/backoff'
 import { WEBHOOK_CONNECT_TIMEOUT_MS, WEBHOOK_RESPONSE_READ_BYTES, WEBHOOK_TOTAL_TIMEOUT_MS } from '../../jobs/webhook-sender'
 import { loadConfig } from '../../server/config'
+
+// Embedded-database apps start slowly on a busy machine; the preload's default does not reach every file.
+setDefaultTimeout(60_000)
 
 const mid = () => 0.5 // no jitter
 const low = () => 0 // -10 %

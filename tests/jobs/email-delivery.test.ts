@@ -3,10 +3,13 @@
  * readable plain text and HTML, unsigned; SMTP refusals consume attempts with the same back-off,
  * 8 of them dead-letter, redeliver starts a new cycle.
  */
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { afterAll, beforeAll, describe, expect, test, setDefaultTimeout } from 'bun:test'
 import { call, type TestApp } from '../helpers/app'
 import { startSmtp, type SmtpServer } from '../helpers/smtp'
 import { finish, startNotifyApp, subscribe, waitDelivery } from './support'
+
+// Embedded-database apps start slowly on a busy machine; the preload's default does not reach every file.
+setDefaultTimeout(60_000)
 
 let app: TestApp
 let smtp: SmtpServer
@@ -18,11 +21,11 @@ beforeAll(async () => {
   app = await startNotifyApp({ retryInitialMs: 30, env: { SVC_SMTP_URL: smtp.url, SVC_MAIL_FROM: 'notifications@svc.example.test' } })
   tenant = await app.tenant()
   key = await app.apiKey(tenant.id, ['notifications:write'])
-})
+}, 120_000)
 afterAll(async () => {
   await app.stop()
   await smtp.stop()
-})
+}, 120_000)
 
 describe('email notifications', () => {
   test('a delivery is a readable, unsigned mail with the same information as the envelope', async () => {

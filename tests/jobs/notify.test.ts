@@ -4,7 +4,7 @@
  * rolls back), task.stalled not consuming the subscription, links from SVC_BASE_URL / SVC_UI_BASE_URL.
  * The runner is off here: jobs are driven with runJobsUntilIdle.
  */
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { afterAll, beforeAll, describe, expect, test, setDefaultTimeout } from 'bun:test'
 import { readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import type { TestApp } from '../helpers/app'
@@ -12,6 +12,9 @@ import { finishTask, OUTCOME_TABLE, TASK_KINDS, type TaskKind, type TaskResult }
 import { runJobsUntilIdle } from '../../jobs/runner'
 import { outcomeOf } from '../../server/notifications/outcomes'
 import { startNotifyApp, subscribe } from './support'
+
+// Embedded-database apps start slowly on a busy machine; the preload's default does not reach every file.
+setDefaultTimeout(60_000)
 
 /** The spec's table, verbatim (kind, event_type, status, error_code, summary shape). */
 const SPEC: [TaskKind, string, string, string | null, string][] = [
@@ -57,8 +60,8 @@ beforeAll(async () => {
   app = await startNotifyApp({ runner: false, env: { SVC_BASE_URL: 'https://api.example.test', SVC_UI_BASE_URL: 'https://app.example.test/' } })
   tenant = await app.tenant()
   key = await app.apiKey(tenant.id, ['notifications:write'])
-})
-afterAll(() => app.stop())
+}, 120_000)
+afterAll(() => app.stop(), 120_000)
 
 const bodiesOf = async (ids: string[]) =>
   (await app.sql`select id, body from notification_deliveries where id = any(${ids}::uuid[]) order by id`).map((r) => JSON.parse(r.body as string))

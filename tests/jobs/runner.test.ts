@@ -4,12 +4,15 @@
  * takeover, heartbeat), bounds concurrency, never runs a job twice at once across runners, drains
  * on stop, re-arms recurring jobs.
  */
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { afterAll, beforeAll, describe, expect, test, setDefaultTimeout } from 'bun:test'
 import type { TestApp } from '../helpers/app'
 import { startApp } from '../helpers/app'
 import { enqueueJob } from '../../jobs/queue'
 import { runJobsUntilIdle, startRunner, type RunnerOptions } from '../../jobs/runner'
 import type { JobKind } from '../../jobs/types'
+
+// Embedded-database apps start slowly on a busy machine; the preload's default does not reach every file.
+setDefaultTimeout(60_000)
 
 let app: TestApp
 const quiet: RunnerOptions['log'] = () => {}
@@ -17,8 +20,8 @@ const quiet: RunnerOptions['log'] = () => {}
 beforeAll(async () => {
   app = await startApp({ runner: false })
   await app.sql`create table runner_effects (job_id uuid not null, note text not null, at timestamptz not null default clock_timestamp())`
-})
-afterAll(() => app.stop())
+}, 120_000)
+afterAll(() => app.stop(), 120_000)
 
 const enqueue = async (kind: string, payload: Record<string, unknown> = {}, runAt?: Date) =>
   app.sql.begin((tx) => enqueueJob(tx, { kind, tenantId: null, payload, runAt }))
@@ -221,7 +224,8 @@ describe('job runner', () => {
     const first = await enqueue('drain')
     const runner = startRunner(app.deps, { kinds, pollMs: 10, log: quiet })
     await inside
-    const later = await enqueue('drain')
+    // Due only after stop() has begun: a draining runner must not claim it.
+    const later = await enqueue('drain', {}, new Date(Date.now() + 100))
     const t0 = Date.now()
     await runner.stop()
     expect(Date.now() - t0).toBeGreaterThanOrEqual(200)

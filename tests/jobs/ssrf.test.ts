@@ -2,8 +2,11 @@
  * The address classification of the SSRF guard (ipaddr.js ranges): only public unicast passes,
  * IPv4-mapped IPv6 is judged as its IPv4 address, the allow list exempts exact literals only.
  */
-import { describe, expect, test } from 'bun:test'
+import { describe, expect, test, setDefaultTimeout } from 'bun:test'
 import { allowListOf, checkTarget, isAllowedAddress } from '../../jobs/ssrf'
+
+// Embedded-database apps start slowly on a busy machine; the preload's default does not reach every file.
+setDefaultTimeout(60_000)
 
 describe('SSRF guard', () => {
   const refused: [string, string][] = [

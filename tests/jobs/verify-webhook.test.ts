@@ -3,10 +3,13 @@
  * comparison against the current then the previous secret, Fetch and Node header objects, raw
  * bytes only.
  */
-import { describe, expect, test } from 'bun:test'
+import { describe, expect, test, setDefaultTimeout } from 'bun:test'
 import { createHmac } from 'node:crypto'
 import { verifyWebhook } from '../../server/notifications/verify-webhook'
 import { signatureHeader } from '../../jobs/signing'
+
+// Embedded-database apps start slowly on a busy machine; the preload's default does not reach every file.
+setDefaultTimeout(60_000)
 
 const body = '{"schema_version":1,"delivery_id":"d","event_type":"task.completed"}'
 const secret = 'whsec_current'

@@ -3,12 +3,15 @@
  * the envelope, retries with growing gaps on 500 / 302 / timeout, dead letter after 8, redeliver
  * with cumulative attempts and a fresh cycle, the pinned secret, rotation before redeliver.
  */
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { afterAll, beforeAll, describe, expect, test, setDefaultTimeout } from 'bun:test'
 import { createHmac } from 'node:crypto'
 import { call, problemOf, type TestApp } from '../helpers/app'
 import { startReceiver, type Receiver, type ReceivedRequest } from '../helpers/https-receiver'
 import { verifyWebhook } from '../../server/notifications/verify-webhook'
 import { finish, parseSignature, startNotifyApp, subscribe, waitDelivery } from './support'
+
+// Embedded-database apps start slowly on a busy machine; the preload's default does not reach every file.
+setDefaultTimeout(60_000)
 
 let app: TestApp
 let receiver: Receiver
@@ -34,11 +37,11 @@ beforeAll(async () => {
   key = await app.apiKey(tenant.id, ['notifications:write'])
   readKey = await app.apiKey(tenant.id, ['scenarios:read'])
   viewer = await app.apiKey(tenant.id, ['question_sets:read'])
-})
+}, 120_000)
 afterAll(async () => {
   await app.stop()
   await receiver.stop()
-})
+}, 120_000)
 
 describe('webhook delivery', () => {
   test('a delivery carries every header, the exact stored bytes, and verifies with the helper and an independent HMAC', async () => {

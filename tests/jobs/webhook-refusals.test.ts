@@ -5,11 +5,14 @@
  * 127.0.0.1. A trap receiver on 127.0.0.1 proves no connection was attempted; the allowed receiver
  * on 127.0.0.2 (SVC_WEBHOOK_UNSAFE_ALLOW_ADDRESSES) is the positive control.
  */
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { afterAll, beforeAll, describe, expect, test, setDefaultTimeout } from 'bun:test'
 import { call, type TestApp } from '../helpers/app'
 import { startReceiver, testPki, type Receiver } from '../helpers/https-receiver'
 import { postWebhook } from '../../jobs/webhook-sender'
 import { connectedTo, finish, startNotifyApp, subscribe, waitDelivery } from './support'
+
+// Embedded-database apps start slowly on a busy machine; the preload's default does not reach every file.
+setDefaultTimeout(60_000)
 
 let app: TestApp
 let receiver: Receiver
@@ -25,12 +28,12 @@ beforeAll(async () => {
   key = await app.apiKey(tenant.id, ['notifications:write'])
   const r = await call(app.url, 'POST', '/v1/webhook-signing-secret/rotate', { token: key })
   expect(r.status).toBe(200)
-})
+}, 120_000)
 afterAll(async () => {
   await app.stop()
   await receiver.stop()
   await trap.stop()
-})
+}, 120_000)
 
 /** Finishes a task for a fresh subscription to `url` and waits for its delivery to settle. */
 async function deliverTo(url: string, opts: { tenantId?: string; token?: string; viaSql?: boolean } = {}) {
@@ -128,7 +131,7 @@ describe('refused webhook targets', () => {
     })
     expect(bad.error).toBe('tls_error')
     // An untrusted certificate (no extra CA) is a TLS error too.
-    const untrusted = await postWebhook(new URL(`https://receiver.test:${receiver.port}/x`), { address: '127.0.0.2', family: 4 }, '{}')
+    const untrusted = await postWebhook(new URL(`https://receiver.test:${receiver.port}/x`), { address: '127.0.0.2', family: 4 }, '{}', {})
     expect(untrusted.error).toBe('tls_error')
   })
 })

@@ -7,13 +7,16 @@
  * Multi-process runs need DATABASE_URL; on the embedded database (one in-process PGlite) the file
  * is skipped.
  */
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { afterAll, beforeAll, describe, expect, test, setDefaultTimeout } from 'bun:test'
 import { call, type TestApp } from '../helpers/app'
 import { startReceiver, type Receiver } from '../helpers/https-receiver'
 import { spawnWorker, workerEnv, type WorkerProcess } from '../helpers/worker-process'
 import { createSubscription } from '../../server/notifications/subscriptions'
 import { finishTask } from '../../jobs/notify'
 import { startNotifyApp } from './support'
+
+// Embedded-database apps start slowly on a busy machine; the preload's default does not reach every file.
+setDefaultTimeout(60_000)
 
 const postgres = Boolean(process.env.DATABASE_URL)
 let app: TestApp
@@ -28,13 +31,13 @@ beforeAll(async () => {
   tenant = await app.tenant()
   const key = await app.apiKey(tenant.id, ['notifications:write'])
   expect((await call(app.url, 'POST', '/v1/webhook-signing-secret/rotate', { token: key })).status).toBe(200)
-})
+}, 120_000)
 afterAll(async () => {
   if (!postgres) return
   for (const w of workers) if (w.proc.exitCode === null) await w.kill('SIGKILL')
   await app.stop()
   await receiver.stop()
-})
+}, 120_000)
 
 /** `n` tasks, each with one webhook subscription to `path`, finished in one transaction. */
 async function makeDeliveries(n: number, path: string): Promise<string[]> {

@@ -1,0 +1,92 @@
+/**
+ * Webhook delivery throughput: deliveries per second from finished tasks to a local HTTPS receiver
+ * through the whole path (outbox row, job claim, SSRF check, signing, POST, attempt record), as a
+ * ratio to a bare loop that signs and POSTs the same bodies with the same concurrency and the same
+ * HTTPS client, measured in the same run. Target: 0.5 or more.
+ *
+ *   bun tests/bench/deliveries.bench.ts                       (embedded database)
+ *   DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres bun tests/bench/deliveries.bench.ts
+ *   BENCH_DELIVERIES=1000 BENCH_CONCURRENCY=8 (defaults 600 and 8)
+ */
+import { startApp } from '../helpers/app'
+import { startReceiver, testPki } from '../helpers/https-receiver'
+import { createSubscription } from '../../server/notifications/subscriptions'
+import { rotateSecret } from '../../server/notifications/signing-secret'
+import { finishTask } from '../../jobs/notify'
+import { startRunner } from '../../jobs/runner'
+import { postWebhook } from '../../jobs/webhook-sender'
+import { signatureHeader } from '../../jobs/signing'
+import { renderEnvelope } from '../../server/notifications/envelope'
+
+const total = Number(process.env.BENCH_DELIVERIES ?? 600)
+const concurrency = Number(process.env.BENCH_CONCURRENCY ?? 8)
+const database = process.env.DATABASE_URL ? 'PostgreSQL' : 'embedded PGlite'
+
+const receiver = await startReceiver()
+const app = await startApp({
+  runner: false,
+  env: { SVC_WEBHOOK_CA_FILE: testPki().caFile, SVC_WEBHOOK_UNSAFE_ALLOW_ADDRESSES: receiver.host, SVC_JOB_CONCURRENCY: String(concurrency) },
+})
+const tenant = await app.tenant()
+const { secret } = await app.sql.begin((tx) => rotateSecret(tx, app.deps.secretKey, tenant.id))
+const ca = [await Bun.file(testPki().caFile).text()]
+
+/** The bare loop: `concurrency` workers each signing and POSTing bodies until `bodies` is drained. */
+async function bareLoop(bodies: string[]): Promise<number> {
+  const queue = [...bodies]
+  const url = new URL(receiver.url('/bare'))
+  const started = performance.now()
+  await Promise.all(Array.from({ length: concurrency }, async () => {
+    for (let body = queue.pop(); body !== undefined; body = queue.pop()) {
+      const r = await postWebhook(url, { address: receiver.host, family: 4 }, body, { 'svc-signature': signatureHeader(secret, body), 'svc-delivery-id': 'bare', 'svc-event-type': 'task.completed' }, { extraCa: ca })
+      if (r.status !== 204) throw new Error(`bare POST failed: ${JSON.stringify(r)}`)
+    }
+  }))
+  return bodies.length / ((performance.now() - started) / 1000)
+}
+
+/** The service path: `n` finished tasks with one subscription each, delivered by the job runner. */
+async function servicePath(n: number): Promise<number> {
+  await app.sql.begin(async (tx) => {
+    for (let i = 0; i < n; i++) {
+      const taskId = crypto.randomUUID()
+      await createSubscription(tx, tenant.id, { taskKind: 'evaluation_run', taskId, channel: 'webhook', webhook: { url: receiver.url('/svc') } })
+      await finishTask(tx, { tenantId: tenant.id, taskKind: 'evaluation_run', taskId, resourcePath: `/v1/scenarios/s/evaluations/${taskId}`, result: 'succeeded' })
+    }
+  })
+  const before = receiver.requests.length
+  const started = performance.now()
+  const runner = startRunner(app.deps, { concurrency, log: () => {} })
+  // Wait on the receiver first (no database load), then for the last attempt records.
+  await receiver.waitFor((rs) => rs.length - before >= n, 600_000)
+  for (;;) {
+    const [row] = await app.sql`select count(*)::int as n from notification_deliveries where status = 'pending'`
+    if (row!.n === 0) break
+    await Bun.sleep(2)
+  }
+  const elapsed = (performance.now() - started) / 1000
+  await runner.stop()
+  if (receiver.requests.length - before < n) throw new Error('some deliveries did not arrive')
+  const [failed] = await app.sql`select count(*)::int as n from notification_deliveries where status <> 'delivered'`
+  if (failed!.n !== 0) throw new Error(`${failed!.n} deliveries not delivered`)
+  return n / elapsed
+}
+
+const sample = renderEnvelope({
+  deliveryId: crypto.randomUUID(), eventType: 'task.completed', taskKind: 'evaluation_run', taskId: crypto.randomUUID(), tenantId: tenant.id,
+  occurredAt: new Date(), outcome: { status: 'succeeded', summary: 'evaluation completed, review answers and decision', errorCode: null },
+  links: { resource: `${app.deps.config.baseUrl}/v1/scenarios/s/evaluations/e`, ui: '' },
+})
+const bodies = Array.from({ length: total }, () => sample.replace(/"delivery_id":"[^"]+"/, `"delivery_id":"${crypto.randomUUID()}"`))
+
+console.log(`deliveries.bench: ${total} deliveries, concurrency ${concurrency}, ${database}`)
+await bareLoop(bodies.slice(0, Math.min(100, total))) // warm-up
+await servicePath(Math.min(100, total))
+const bare = await bareLoop(bodies)
+const service = await servicePath(total)
+console.log(`bare sign+POST loop      ${bare.toFixed(0).padStart(6)} deliveries/s`)
+console.log(`service (outbox+runner)  ${service.toFixed(0).padStart(6)} deliveries/s`)
+console.log(`ratio ${(service / bare).toFixed(2)} (target >= 0.5)`)
+
+await app.stop()
+await receiver.stop()
