@@ -4,7 +4,8 @@
  * in-flight work finishes, the database closes.
  */
 import { ConfigError, loadConfig, type Config } from './config'
-import { openDatabase } from './db/connect'
+import { EmbeddedDatabaseInUse, openDatabase, type Database } from './db/connect'
+import { serveControlSocket } from './control-socket'
 import { migrate } from './db/migrate'
 import { createApp } from './app'
 import { wireDeps } from './wiring'
@@ -28,7 +29,17 @@ async function start() {
   if (config.webhookUnsafeAllowAddresses.length > 0) {
     log('warn', 'SVC_WEBHOOK_UNSAFE_ALLOW_ADDRESSES is set: webhook targets at these addresses bypass the private-address refusal; never use this in production', { addresses: config.webhookUnsafeAllowAddresses })
   }
-  const db = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir })
+  let db: Database
+  try {
+    db = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir })
+  } catch (e) {
+    if (!(e instanceof EmbeddedDatabaseInUse)) throw e
+    // PGlite is one session: a second service or worker process cannot share it. `bun run start`
+    // already runs the job workers; separate worker processes need PostgreSQL.
+    console.error(`${e.message}${workerOnly ? ' (bun run start already runs the job workers)' : ''}`)
+    process.exit(2)
+  }
+  const closeControlSocket = db.embedded ? serveControlSocket(config.dataDir, db) : () => {}
   const applied = await migrate(db.sql)
   if (applied.length) log('info', 'migrations applied', { versions: applied })
 
@@ -50,6 +61,7 @@ async function start() {
     await server?.stop()
     await runner.stop()
     log('info', 'job runner drained', { worker_id: runner.workerId })
+    closeControlSocket()
     await db.close()
     process.exit(0)
   }

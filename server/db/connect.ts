@@ -15,8 +15,6 @@ export type Tx = postgres.TransactionSql<{}> | Sql
 export interface Database {
   sql: Sql
   embedded: boolean
-  /** Another process owns the embedded instance and this one reached it through its socket. */
-  shared: boolean
   close(): Promise<void>
 }
 
@@ -33,40 +31,42 @@ const clientOptions = {
 export async function openDatabase(opts: { databaseUrl?: string; dataDir: string; max?: number }): Promise<Database> {
   if (opts.databaseUrl) {
     const sql = postgres(opts.databaseUrl, { ...clientOptions, max: opts.max ?? 20, idle_timeout: 30 })
-    return { sql, embedded: false, shared: false, close: () => sql.end({ timeout: 5 }) }
+    return { sql, embedded: false, close: () => sql.end({ timeout: 5 }) }
   }
   return openEmbedded(opts.dataDir)
 }
 
 interface EmbeddedLock { pid: number; port: number }
 
+/** The embedded database is open in another live process (PGlite is one session: never shared). */
+export class EmbeddedDatabaseInUse extends Error {
+  constructor(readonly pid: number) {
+    super(`the embedded database in this data directory is in use by process ${pid}; stop it, or set DATABASE_URL to use PostgreSQL`)
+  }
+}
+
 const alive = (pid: number): boolean => {
   try { process.kill(pid, 0); return true } catch { return false }
 }
 
 /**
- * Opens the embedded database. PGlite is a single session, so one process owns it and serves it on
- * a loopback socket; a second process of the same data directory (the CLI, `bun run worker`) finds
- * the owner's port in `pg.lock` and connects to it instead of opening the files twice.
+ * Opens the embedded database. PGlite is a single session, so exactly one process owns it (its
+ * socket admits that process's one connection only); another process of the same data directory
+ * gets EmbeddedDatabaseInUse (the CLI then talks to the owner's control socket instead).
  */
 async function openEmbedded(dataDir: string): Promise<Database> {
   mkdirSync(dataDir, { recursive: true })
   const lockPath = join(dataDir, 'pg.lock')
   if (existsSync(lockPath)) {
-    try {
-      const lock = JSON.parse(readFileSync(lockPath, 'utf8')) as EmbeddedLock
-      if (lock.pid !== process.pid && alive(lock.pid)) {
-        const sql = postgres({ ...clientOptions, host: '127.0.0.1', port: lock.port, user: 'postgres', database: 'postgres', max: 1 })
-        await sql`select 1`
-        return { sql, embedded: true, shared: true, close: () => sql.end({ timeout: 5 }) }
-      }
-    } catch { /* a stale or unreadable lock: take over below */ }
+    let lock: EmbeddedLock | undefined
+    try { lock = JSON.parse(readFileSync(lockPath, 'utf8')) as EmbeddedLock } catch { /* unreadable: stale */ }
+    if (lock && lock.pid !== process.pid && alive(lock.pid)) throw new EmbeddedDatabaseInUse(lock.pid)
   }
   const { PGlite } = await import('@electric-sql/pglite')
   const { PGLiteSocketServer } = await import('@electric-sql/pglite-socket')
   const { pgliteAssetOptions } = await import('./pglite-assets')
   const db = await PGlite.create({ dataDir: join(dataDir, 'pg'), ...(await pgliteAssetOptions()) })
-  const server = new PGLiteSocketServer({ db, port: 0, host: '127.0.0.1', maxConnections: 8 })
+  const server = new PGLiteSocketServer({ db, port: 0, host: '127.0.0.1', maxConnections: 1 })
   await server.start()
   const port = (server as unknown as { server: { address(): { port: number } } }).server.address().port
   writeFileSync(lockPath, JSON.stringify({ pid: process.pid, port } satisfies EmbeddedLock))
@@ -74,7 +74,6 @@ async function openEmbedded(dataDir: string): Promise<Database> {
   return {
     sql,
     embedded: true,
-    shared: false,
     async close() {
       await sql.end({ timeout: 5 })
       await server.stop()

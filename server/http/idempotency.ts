@@ -62,7 +62,7 @@ export async function runIdempotent(ctx: IdempotencyContext, work: (tx: Tx) => P
       where tenant_id = ${ctx.tenantId} and route = ${route} and key = ${key} and expires_at <= now()`
     const claimed = await tx`
       insert into idempotency_keys (tenant_id, route, key, fingerprint, response_status, response_body, expires_at)
-      values (${ctx.tenantId}, ${route}, ${key}, ${fingerprint}, 0, 'null'::jsonb, now() + make_interval(hours => ${TTL_HOURS}))
+      values (${ctx.tenantId}, ${route}, ${key}, ${fingerprint}, 0, 'null', now() + make_interval(hours => ${TTL_HOURS}))
       on conflict (tenant_id, route, key) do nothing
       returning key`
     if (claimed.length === 0) {
@@ -74,12 +74,12 @@ export async function runIdempotent(ctx: IdempotencyContext, work: (tx: Tx) => P
       if (stored.fingerprint !== fingerprint) {
         throw new ProblemError('idempotency_conflict', 'This Idempotency-Key was used with a different request body.')
       }
-      return { status: stored.response_status as number, body: stored.response_body, location: stored.response_location ?? undefined, replayed: true }
+      return { status: stored.response_status as number, body: JSON.parse(stored.response_body as string), location: stored.response_location ?? undefined, replayed: true }
     }
     const result = await work(tx)
     await tx`
       update idempotency_keys
-      set response_status = ${result.status}, response_body = ${tx.json(result.body as never)}, response_location = ${result.location ?? null}
+      set response_status = ${result.status}, response_body = ${JSON.stringify(result.body)}, response_location = ${result.location ?? null}
       where tenant_id = ${ctx.tenantId} and route = ${route} and key = ${key}`
     return { ...result, replayed: false }
   })

@@ -5,10 +5,12 @@
  * 401/403); refused ones get exactly 401 or the right 403. Path parameters are random UUIDs (the
  * embed session's own case for `scenarioId`), bodies an empty JSON object.
  */
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { afterAll, beforeAll, describe, expect, test, setDefaultTimeout } from 'bun:test'
 import { call, startApp, type TestApp } from '../helpers/app'
 import { startIssuer, type TestIssuer } from '../helpers/oidc'
 import { ROLES, SCOPES } from '../../server/auth/principal'
+
+setDefaultTimeout(60_000) // file-scoped in Bun 1.4: the preload only reaches the first file
 
 interface AccessEntry { public: boolean; roles: string[]; scopes: string[]; human_only: boolean; operator: boolean; embed: boolean; invitee?: boolean }
 interface Operation { method: string; path: string; entry: AccessEntry | undefined; hasBody: boolean; documented: string[] }

@@ -1,9 +1,11 @@
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { afterAll, beforeAll, describe, expect, test, setDefaultTimeout } from 'bun:test'
 import { call, problemOf, startApp, type TestApp } from '../helpers/app'
 import { startIssuer, type TestIssuer } from '../helpers/oidc'
 import { readOutbox } from '../helpers/outbox'
 import { runCli } from '../helpers/cli'
 import { hasBreakGlassAccess } from '../../server/resources/break-glass'
+
+setDefaultTimeout(60_000) // file-scoped in Bun 1.4: the preload only reaches the first file
 
 let app: TestApp
 let issuer: TestIssuer

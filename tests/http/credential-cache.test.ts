@@ -1,8 +1,10 @@
 // Cached credential lookups never outlive a change: a local revoke or suspension is immediate, a
 // change made by another process reaches this one through NOTIFY (PostgreSQL) or lapses in 5 s.
-import { afterAll, beforeAll, expect, test } from 'bun:test'
+import { afterAll, beforeAll, expect, test, setDefaultTimeout } from 'bun:test'
 import postgres from 'postgres'
 import { call, startApp, type TestApp } from '../helpers/app'
+
+setDefaultTimeout(60_000) // file-scoped in Bun 1.4: the preload only reaches the first file
 
 let app: TestApp
 beforeAll(async () => { app = await startApp() })

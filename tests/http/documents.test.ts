@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { afterAll, beforeAll, describe, expect, test, setDefaultTimeout } from 'bun:test'
 import { call, problemOf, startApp, type TestApp } from '../helpers/app'
 import {
   allBlocks, corruptPdfSample, csvSample, docxSample, htmlSample, markdownSample, partlyBrokenPdfSample, pdfSample,
@@ -6,6 +6,8 @@ import {
 } from '../helpers/samples'
 import { documentText } from '../../server/documents/blocks'
 import { documentIngestionJobKind } from '../../server/documents/ingestion'
+
+setDefaultTimeout(60_000) // file-scoped in Bun 1.4: the preload only reaches the first file
 
 let app: TestApp
 let key: string

@@ -1,7 +1,9 @@
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { afterAll, beforeAll, describe, expect, test, setDefaultTimeout } from 'bun:test'
 import { call, problemOf, startApp, type TestApp } from '../helpers/app'
 import { brokenUtf8TextSample, corruptPdfSample, pngSample, putBytes, type SampleFile } from '../helpers/samples'
 import { createGroup, deliveriesOf, EMAIL, guidelineDocx, guidelinePdf, guidelineSettled, OBLIGATIONS, uploadGuideline } from '../helpers/authoring'
+
+setDefaultTimeout(60_000) // file-scoped in Bun 1.4: the preload only reaches the first file
 
 let app: TestApp
 let key: string

@@ -1,9 +1,11 @@
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { afterAll, beforeAll, describe, expect, test, setDefaultTimeout } from 'bun:test'
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import postgres from 'postgres'
 import { call, problemOf, startApp, type TestApp } from '../helpers/app'
 import { consumeRate, takeRateToken, type RateClassName } from '../../server/http/rate-limit'
+
+setDefaultTimeout(60_000) // file-scoped in Bun 1.4: the preload only reaches the first file
 
 // Run class: burst 3, one token back every 0.5 s (refill tests). Unit class: burst 5, one per hour (exact counts).
 let app: TestApp

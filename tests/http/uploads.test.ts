@@ -1,10 +1,12 @@
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { afterAll, beforeAll, describe, expect, test, setDefaultTimeout } from 'bun:test'
 import { join } from 'node:path'
 import { call, problemOf, startApp, type Reply, type TestApp } from '../helpers/app'
 import { takeRateToken } from '../../server/http/rate-limit'
 import { filesUnder, pngSample, putBytes, settled, startUpload, textSample, uploadTarget, type SampleFile } from '../helpers/samples'
 import { deriveKey } from '../../server/secret-key'
 import { uploadUrl } from '../../server/storage/upload-url'
+
+setDefaultTimeout(60_000) // file-scoped in Bun 1.4: the preload only reaches the first file
 
 const LIMIT = 4096
 let app: TestApp

@@ -1,11 +1,13 @@
 // `bun run build` makes one executable that starts the same service (migrations and assets inside):
 // it is copied away from the source tree and node_modules, started on the embedded database, and
 // must answer /healthz and /readyz and serve the CLI.
-import { afterAll, expect, test } from 'bun:test'
+import { afterAll, expect, test, setDefaultTimeout } from 'bun:test'
 import { mkdtempSync, rmSync, copyFileSync, existsSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { spawnService, type ServiceProcess } from '../helpers/service-process'
+
+setDefaultTimeout(60_000) // file-scoped in Bun 1.4: the preload only reaches the first file
 
 const dir = mkdtempSync(join(tmpdir(), 'svc-binary-'))
 let svc: ServiceProcess | undefined

@@ -1,11 +1,13 @@
 // The operator CLI against the test database: JSON on stdout, non-zero exit and one clear line on bad input.
-import { afterAll, beforeAll, expect, test } from 'bun:test'
+import { afterAll, beforeAll, expect, test, setDefaultTimeout } from 'bun:test'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { createTestDatabase, type TestDatabase } from '../helpers/database'
 import { runCli, spawnService } from '../helpers/service-process'
 import { call } from '../helpers/app'
+
+setDefaultTimeout(60_000) // file-scoped in Bun 1.4: the preload only reaches the first file
 
 let database: TestDatabase
 const dataDir = mkdtempSync(join(tmpdir(), 'svc-cli-'))

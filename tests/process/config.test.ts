@@ -1,6 +1,8 @@
 // Configuration: a bad value stops the start with one line naming the variable.
-import { expect, test } from 'bun:test'
+import { expect, test, setDefaultTimeout } from 'bun:test'
 import { ConfigError, loadConfig } from '../../server/config'
+
+setDefaultTimeout(60_000) // file-scoped in Bun 1.4: the preload only reaches the first file
 
 const bad: Array<[string, Record<string, string>]> = [
   ['PORT', { PORT: 'eighty' }],

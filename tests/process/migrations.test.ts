@@ -1,10 +1,12 @@
 // Migrations: every sql/NNN_*.sql file is listed, applied once, and concurrent starts do not race.
-import { afterAll, beforeAll, expect, test } from 'bun:test'
+import { afterAll, beforeAll, expect, test, setDefaultTimeout } from 'bun:test'
 import { readdirSync } from 'node:fs'
 import postgres from 'postgres'
 import { MIGRATIONS } from '../../sql/index'
 import { migrate, migrationsCurrent, LATEST_MIGRATION } from '../../server/db/migrate'
 import { createTestDatabase, type TestDatabase } from '../helpers/database'
+
+setDefaultTimeout(60_000) // file-scoped in Bun 1.4: the preload only reaches the first file
 
 let database: TestDatabase
 beforeAll(async () => { database = await createTestDatabase() })

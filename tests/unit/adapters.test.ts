@@ -1,4 +1,4 @@
-import { describe, expect, test } from 'bun:test'
+import { describe, expect, test, setDefaultTimeout } from 'bun:test'
 import { ADAPTERS, UnreadableDocument } from '../../server/documents/adapters'
 import { pageBlocks, MAX_PAGE_BLOCK_CHARS } from '../../server/documents/adapters/pdf'
 import { findFileType, sniffContradiction, FILE_TYPES, essenceOf } from '../../server/documents/registry'
@@ -6,6 +6,8 @@ import {
   brokenUtf8TextSample, corruptPdfSample, csvSample, docxSample, htmlSample, markdownSample, partlyBrokenPdfSample,
   pdfSample, pngSample, textSample, truncatedCsvSample,
 } from '../helpers/samples'
+
+setDefaultTimeout(60_000) // file-scoped in Bun 1.4: the preload only reaches the first file
 
 const segs = (e: Awaited<ReturnType<(typeof ADAPTERS)['text']>>) => e.pages.flatMap((p) => p.segments.map((s) => ({ page: p.page, ...s })))
 

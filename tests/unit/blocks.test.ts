@@ -1,6 +1,8 @@
-import { describe, expect, test } from 'bun:test'
+import { describe, expect, test, setDefaultTimeout } from 'bun:test'
 import { blockId, documentText, toBlocks } from '../../server/documents/blocks'
 import type { Extraction } from '../../server/documents/adapters/types'
+
+setDefaultTimeout(60_000) // file-scoped in Bun 1.4: the preload only reaches the first file
 
 const doc = '0192f0a0-1111-7000-8000-000000000001'
 const other = '0192f0a0-2222-7000-8000-000000000002'

@@ -1,9 +1,11 @@
 // The contrast guard over a table: WCAG ratios, every pair of the spec's table and its floor, the
 // border relaxation per mode, refusals costing only the sender's keys, and the cascade.
-import { describe, expect, test } from 'bun:test'
+import { describe, expect, test, setDefaultTimeout } from 'bun:test'
 import { BORDER_FLOOR, contrastRatio, guardContrast, PAIRED, PAIRS, TOKENS, type Token } from '../../frame/src/contrast'
 import { parseToken } from '../../frame/src/token-grammar'
 import { defaultsOf } from '../../frame/src/theme'
+
+setDefaultTimeout(60_000) // file-scoped in Bun 1.4: the preload only reaches the first file
 
 const c = (v: string) => parseToken(v)!
 const sent = (o: Record<string, string>) => Object.fromEntries(Object.entries(o).map(([k, v]) => [k, c(v)])) as Partial<Record<Token, ReturnType<typeof c>>>

@@ -1,5 +1,7 @@
-import { describe, expect, test } from 'bun:test'
+import { describe, expect, test, setDefaultTimeout } from 'bun:test'
 import { decide, type JudgedAnswer } from '../../server/evaluation/decision'
+
+setDefaultTimeout(60_000) // file-scoped in Bun 1.4: the preload only reaches the first file
 
 const a = (questionKey: string, criticality: JudgedAnswer['criticality'], status: JudgedAnswer['status'], accepted?: boolean): JudgedAnswer =>
   ({ questionKey, criticality, status, ...(accepted === undefined ? {} : { accepted }) })

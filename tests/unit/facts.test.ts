@@ -1,5 +1,7 @@
-import { describe, expect, test } from 'bun:test'
+import { describe, expect, test, setDefaultTimeout } from 'bun:test'
 import { documentNamespace, indexFacts, labelValue, mineFacts, slug, type CaseBlock } from '../../server/evaluation/facts'
+
+setDefaultTimeout(60_000) // file-scoped in Bun 1.4: the preload only reaches the first file
 
 let n = 0
 const block = (documentId: string, filename: string, contentType: string, kind: string, text: string, page = 1): CaseBlock =>

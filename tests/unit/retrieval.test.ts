@@ -1,7 +1,9 @@
-import { describe, expect, test } from 'bun:test'
+import { describe, expect, test, setDefaultTimeout } from 'bun:test'
 import { buildBlockIndex, processTerm } from '../../server/evaluation/retrieval'
 import { buildCaseContext, builtinEngine, type Question } from '../../server/evaluation/engine'
 import type { CaseBlock } from '../../server/evaluation/facts'
+
+setDefaultTimeout(60_000) // file-scoped in Bun 1.4: the preload only reaches the first file
 
 const blocks: CaseBlock[] = [
   'The company was founded in 2012 and sells industrial pumps.',

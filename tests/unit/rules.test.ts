@@ -1,6 +1,8 @@
-import { describe, expect, test } from 'bun:test'
+import { describe, expect, test, setDefaultTimeout } from 'bun:test'
 import { acceptAnswer, evaluateRule, judgesAbsence, parseRule, RuleError, ruleProblem } from '../../server/evaluation/rules'
 import { parseDate, parseNumber, parseValue, readAnswerValue } from '../../server/evaluation/values'
+
+setDefaultTimeout(60_000) // file-scoped in Bun 1.4: the preload only reaches the first file
 
 describe('accept rules: parsing', () => {
   test('comparisons, ranges, one-of, presence and boolean structure parse to the expected tree', () => {

@@ -1,6 +1,8 @@
 // What one svc:theme message does to the theme in force (the frame applies exactly this).
-import { describe, expect, test } from 'bun:test'
+import { describe, expect, test, setDefaultTimeout } from 'bun:test'
 import { applyTheme, DEFAULT_PALETTES, INITIAL_THEME, themeVariables, TOKENS } from '../../frame/src/theme'
+
+setDefaultTimeout(60_000) // file-scoped in Bun 1.4: the preload only reaches the first file
 
 const vars = (s: Parameters<typeof themeVariables>[0]) => themeVariables(s)
 

@@ -1,7 +1,9 @@
 // The token value grammar of svc:theme, over a table: every allowed form and every refused one
 // the spec names (length, named colours, keywords, functions, refused characters).
-import { describe, expect, test } from 'bun:test'
+import { describe, expect, test, setDefaultTimeout } from 'bun:test'
 import { grammarProblem, parseToken, TOKEN_VALUE_MAX } from '../../frame/src/token-grammar'
+
+setDefaultTimeout(60_000) // file-scoped in Bun 1.4: the preload only reaches the first file
 
 const ALLOWED: [string, [number, number, number, number]][] = [
   ['#fff', [255, 255, 255, 1]],
