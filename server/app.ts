@@ -32,6 +32,7 @@ import { answerRoutes } from './resources/answers'
 import { reportRoutes } from './resources/reports'
 import { questionGroupRoutes } from './resources/question-groups'
 import { generationRunRoutes } from './resources/generation-runs'
+import { budgetRoutes } from './authoring/budget-admin'
 import pkg from '../package.json' with { type: 'json' }
 
 /** Builds the whole HTTP application over its dependencies. */
@@ -80,6 +81,7 @@ export function createApp(deps: AppDeps) {
     .use(reportRoutes(deps))
     .use(questionGroupRoutes(deps))
     .use(generationRunRoutes(deps))
+    .use(budgetRoutes(deps))
 }
 
 /** The type of the built application. */

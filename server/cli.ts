@@ -1,12 +1,11 @@
 /**
  * The operator CLI (`bun run svc <command>`): JSON on stdout, a clear message and a non-zero exit
- * on bad input. It works on the database the configuration names; with the embedded database in
- * use by a running service, through that service's control socket.
+ * on bad input. It works on the database the configuration names (for the embedded database, the
+ * running service's instance when one is up).
  */
 import { parseArgs } from 'node:util'
 import { ConfigError, loadConfig } from './config'
-import { EmbeddedDatabaseInUse, openDatabase, type Database } from './db/connect'
-import { controlSocketPath, forwardToControlSocket } from './control-socket'
+import { openDatabase, type Database } from './db/connect'
 import { migrate } from './db/migrate'
 import { ProblemError } from './http/problem'
 import { createTenant, findTenantBySlug } from './resources/tenants'
@@ -125,64 +124,40 @@ const COMMANDS: Record<string, Command> = {
   },
 }
 
-/** What one command printed and its exit code. */
-export interface CommandOutcome { code: number; stdout: string; stderr: string }
-
-/**
- * Runs one CLI command on an open database and returns what it prints; the running service uses
- * this for commands forwarded through its control socket (embedded database), the CLI for the rest.
- */
-export async function executeCommand(db: Database, argv: string[]): Promise<CommandOutcome> {
+/** Runs one CLI command; resolves with the process exit code. */
+export async function runCli(argv: string[]): Promise<number> {
   const name = argv[0] === 'migrate' ? 'migrate' : `${argv[0] ?? ''} ${argv[1] ?? ''}`
   const command = COMMANDS[name]
-  if (!command) return { code: 2, stdout: '', stderr: `${USAGE}\n` }
-  const print = (out: unknown) => `${JSON.stringify(out, null, 2)}\n`
-  try {
-    if (name !== 'migrate') await migrate(db.sql)
-    const out = await command(db, argv.slice(name === 'migrate' ? 1 : 2))
-    if (out instanceof ExitWith) return { code: out.code, stdout: print(out.output), stderr: '' }
-    return { code: 0, stdout: print(out), stderr: '' }
-  } catch (e) {
-    return describeFailure(e)
+  if (!command) {
+    console.error(USAGE)
+    return 2
   }
-}
-
-function describeFailure(e: unknown): CommandOutcome {
-  const fail = (line: string, code = 2) => ({ code, stdout: '', stderr: `${line}\n` })
-  if (e instanceof UsageError || e instanceof ConfigError) return fail(`svc: ${e.message}`)
-  if (e instanceof ProblemError) {
-    const pointers = e.options.errors?.map((x) => `${x.pointer} ${x.message}`).join('; ')
-    return fail(`svc: ${e.detail}${pointers ? ` (${pointers})` : ''}`)
-  }
-  if (e instanceof TypeError && 'code' in e && String(e.code).startsWith('ERR_PARSE_ARGS')) return fail(`svc: ${e.message}\n${USAGE}`)
-  return fail(`svc: ${(e as Error).message}`, 1)
-}
-
-/**
- * Runs one CLI command; resolves with the process exit code. With the embedded database in use by
- * a running service, the command is forwarded to that service's control socket, because PGlite is
- * one session and a second process must not open or share it.
- */
-export async function runCli(argv: string[]): Promise<number> {
-  let outcome: CommandOutcome
   let db: Database | undefined
   try {
     const config = loadConfig()
-    try {
-      db = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, max: 2 })
-      outcome = await executeCommand(db, argv)
-    } catch (e) {
-      if (!(e instanceof EmbeddedDatabaseInUse)) throw e
-      outcome = await forwardToControlSocket(controlSocketPath(config.dataDir), argv)
+    db = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, max: 2 })
+    if (name !== 'migrate') await migrate(db.sql)
+    const out = await command(db, argv.slice(name === 'migrate' ? 1 : 2))
+    if (out instanceof ExitWith) {
+      console.log(JSON.stringify(out.output, null, 2))
+      return out.code
     }
+    console.log(JSON.stringify(out, null, 2))
+    return 0
   } catch (e) {
-    outcome = describeFailure(e)
+    if (e instanceof UsageError || e instanceof ConfigError) console.error(`svc: ${e.message}`)
+    else if (e instanceof ProblemError) {
+      const pointers = e.options.errors?.map((x) => `${x.pointer} ${x.message}`).join('; ')
+      console.error(`svc: ${e.detail}${pointers ? ` (${pointers})` : ''}`)
+    } else if (e instanceof TypeError && 'code' in e && String(e.code).startsWith('ERR_PARSE_ARGS')) console.error(`svc: ${e.message}\n${USAGE}`)
+    else {
+      console.error(`svc: ${(e as Error).message}`)
+      return 1
+    }
+    return 2
   } finally {
     await db?.close()
   }
-  process.stdout.write(outcome.stdout)
-  process.stderr.write(outcome.stderr)
-  return outcome.code
 }
 
 if (import.meta.main) process.exit(await runCli(process.argv.slice(2)))
