@@ -12,6 +12,8 @@ import { EVALUATION_RUN, evaluationRunJobKind } from '../server/evaluation/run'
 import { REPORT_GENERATED, reportGeneratedJobKind } from '../server/evaluation/reports'
 import { GUIDELINE_INGESTION, guidelineIngestionJobKind } from '../server/authoring/guideline-ingestion'
 import { GENERATION_RUN, generationRunJobKind } from '../server/authoring/generation-run'
+import { DIFF_RUN, diffRunJobKind } from '../server/authoring/diff-run'
+import { STRUCTURE_TASK, structureTaskJobKind } from '../server/authoring/structure'
 
 /** Every job kind the runner knows. */
 export const JOB_KINDS: Record<string, JobKind> = {
@@ -23,4 +25,6 @@ export const JOB_KINDS: Record<string, JobKind> = {
   [REPORT_GENERATED]: reportGeneratedJobKind(),
   [GUIDELINE_INGESTION]: guidelineIngestionJobKind(),
   [GENERATION_RUN]: generationRunJobKind(),
+  [DIFF_RUN]: diffRunJobKind(),
+  [STRUCTURE_TASK]: structureTaskJobKind(),
 }

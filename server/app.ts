@@ -33,6 +33,9 @@ import { reportRoutes } from './resources/reports'
 import { questionGroupRoutes } from './resources/question-groups'
 import { generationRunRoutes } from './resources/generation-runs'
 import { budgetRoutes } from './authoring/budget-admin'
+import { diffRunRoutes } from './resources/diff-runs'
+import { structureTaskRoutes } from './resources/structure-tasks'
+import { supersessionRoutes } from './resources/supersessions'
 import pkg from '../package.json' with { type: 'json' }
 
 /** Builds the whole HTTP application over its dependencies. */
@@ -82,6 +85,9 @@ export function createApp(deps: AppDeps) {
     .use(questionGroupRoutes(deps))
     .use(generationRunRoutes(deps))
     .use(budgetRoutes(deps))
+    .use(diffRunRoutes(deps))
+    .use(structureTaskRoutes(deps))
+    .use(supersessionRoutes(deps))
 }
 
 /** The type of the built application. */

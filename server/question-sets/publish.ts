@@ -9,6 +9,7 @@ import type { JobKind } from '../../jobs/types'
 import { finishTask } from '../../jobs/notify'
 import { findVersion } from './store'
 import { questionProblems } from './validate'
+import { raiseSupersessions } from '../authoring/supersessions'
 
 /** The job kind name (also the task kind). */
 export const QUESTION_SET_PUBLISH = 'question_set_publish'
@@ -30,6 +31,7 @@ async function settle(tx: Tx, tenantId: string, questionSetId: string, versionId
       update question_set_versions
       set status = 'published', published_at = now(), failure_reason = null, revision = revision + 1, updated_at = now()
       where tenant_id = ${tenantId} and id = ${versionId}`
+    await raiseSupersessions(tx, tenantId, questionSetId, versionId)
   } else {
     await tx`
       update question_set_versions

@@ -1,0 +1,92 @@
+/**
+ * Diff runs of a question set: compare a re-uploaded guideline (one that names the source it
+ * replaces) with that source, block by block, proposing question additions, changes and removals
+ * against a base version. POST -> 202 and a `diff_run` task (run-starting rate class,
+ * Idempotency-Key, inline notifications); list and read.
+ */
+import { Elysia } from 'elysia'
+import type { AppDeps } from '../deps'
+import { accessControl, tenantOf } from '../auth/access'
+import { problems } from '../http/problem'
+import { documentQuery, readQuery } from '../http/query'
+import { idempotencyKeyOf, runIdempotent } from '../http/idempotency'
+import { consumeRate, RATE_PROBLEMS } from '../http/rate-limit'
+import { BODY_PROBLEMS, LIST_PROBLEMS, PATH_PROBLEMS, responses } from '../http/docs'
+import { subscribeInline } from '../notifications/inline'
+import { PageOf } from '../../schemas/common'
+import { QuestionSetParams } from '../../schemas/question-set'
+import { DiffRun, DiffRunCreate, RunListQuery, RunParams } from '../../schemas/authoring'
+import { findQuestionSet, findVersion } from '../question-sets/store'
+import { QUESTION_SET_READ, QUESTION_SET_WRITE } from './question-sets'
+import { findGuideline } from '../authoring/guidelines'
+import { DIFF_RUN, diffRunPath, enqueueDiffRun, findDiffRun, renderDiffRun, type DiffRunRow } from '../authoring/diff-run'
+
+const TAGS = ['Diff runs']
+const processed = (s?: string) => s === 'ready' || s === 'ready_degraded'
+
+/** Diff-run routes. */
+export function diffRunRoutes(deps: AppDeps) {
+  const { sql, cursors } = deps
+  documentQuery('GET', '/v1/question-sets/{questionSetId}/diff-runs', RunListQuery)
+  return new Elysia({ name: 'diff-runs' })
+    .use(accessControl(deps.authenticate))
+    .post('/v1/question-sets/:questionSetId/diff-runs', async ({ principal, params, body, request, path, set }) => {
+      const tenantId = tenantOf(principal)
+      if (!(await findQuestionSet(sql, tenantId, params.questionSetId))) throw problems.notFound('question set')
+      const guideline = await findGuideline(sql, tenantId, body.guideline_id)
+      if (!guideline) throw problems.rule('guideline_id names no guideline source of this workspace.')
+      if (!guideline.replaces_guideline_id) throw problems.rule('guideline_id names a guideline that replaces no earlier source; upload the changed guideline with replaces_guideline_id.')
+      if (!(await findVersion(sql, tenantId, params.questionSetId, body.base_version_id))) throw problems.rule('base_version_id names no version of this question set.')
+      const previous = await findGuideline(sql, tenantId, guideline.replaces_guideline_id)
+      if (!processed(guideline.status) || !processed(previous?.status)) throw problems.conflict('Both the guideline and the source it replaces must be processed (ready or ready_degraded).')
+      const result = await runIdempotent({ sql, tenantId, method: 'POST', path, body, key: idempotencyKeyOf(request) }, async (tx) => {
+        await consumeRate(deps, tenantId, 'run', tx)
+        const id = Bun.randomUUIDv7()
+        await subscribeInline(tx, principal, { tenantId, taskKind: DIFF_RUN, taskId: id, items: body.notifications })
+        const [row] = await tx<DiffRunRow[]>`
+          insert into diff_runs (tenant_id, id, question_set_id, guideline_id, previous_guideline_id, base_version_id)
+          values (${tenantId}, ${id}, ${params.questionSetId}, ${guideline.id}, ${guideline.replaces_guideline_id}, ${body.base_version_id})
+          returning *`
+        await enqueueDiffRun(tx, tenantId, id)
+        return { status: 202, body: renderDiffRun(row!), location: diffRunPath(params.questionSetId, id) }
+      })
+      set.status = result.status
+      if (result.location) set.headers.location = result.location
+      if (result.replayed) set.headers['idempotent-replayed'] = 'true'
+      return result.body as ReturnType<typeof renderDiffRun>
+    }, {
+      access: QUESTION_SET_WRITE,
+      params: QuestionSetParams,
+      body: DiffRunCreate,
+      detail: {
+        summary: 'Start a diff run of a re-uploaded guideline against a base version: 202 and a diff_run task (run-starting rate class)',
+        tags: TAGS,
+        responses: responses({ 202: DiffRun }, [...PATH_PROBLEMS, ...BODY_PROBLEMS, ...RATE_PROBLEMS, 'conflict', 'idempotency_conflict']),
+      },
+    })
+    .get('/v1/question-sets/:questionSetId/diff-runs', async ({ principal, params, query }) => {
+      const tenantId = tenantOf(principal)
+      const q = readQuery(RunListQuery, query)
+      if (!(await findQuestionSet(sql, tenantId, params.questionSetId))) throw problems.notFound('question set')
+      const limit = q.limit ?? 50
+      const scope = `diff-runs|${params.questionSetId}`
+      const after = q.cursor !== undefined ? cursors.decode(q.cursor, scope) : null
+      const rows = await sql<DiffRunRow[]>`
+        select * from diff_runs where tenant_id = ${tenantId} and question_set_id = ${params.questionSetId}
+        ${after !== null ? sql`and id < ${after}` : sql``} order by id desc limit ${limit + 1}`
+      return cursors.page(rows, limit, scope, (r) => r.id, renderDiffRun)
+    }, {
+      access: QUESTION_SET_READ,
+      params: QuestionSetParams,
+      detail: { summary: 'List the diff runs of a question set, newest first', tags: TAGS, responses: responses({ 200: PageOf(DiffRun) }, [...LIST_PROBLEMS, ...PATH_PROBLEMS]) },
+    })
+    .get('/v1/question-sets/:questionSetId/diff-runs/:runId', async ({ principal, params }) => {
+      const row = await findDiffRun(sql, tenantOf(principal), params.runId, { questionSetId: params.questionSetId })
+      if (!row) throw problems.notFound('diff run')
+      return renderDiffRun(row)
+    }, {
+      access: QUESTION_SET_READ,
+      params: RunParams,
+      detail: { summary: 'Read a diff run: block changes and question proposals', tags: TAGS, responses: responses({ 200: DiffRun }, PATH_PROBLEMS) },
+    })
+}

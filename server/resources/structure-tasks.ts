@@ -1,0 +1,85 @@
+/**
+ * Structure tasks of a version: POST a question key -> 202 and a `structure_task` proposing how to
+ * split or regroup that question (unit-of-work rate class, Idempotency-Key, inline notifications);
+ * list and read at the task-kind path.
+ */
+import { Elysia } from 'elysia'
+import type { AppDeps } from '../deps'
+import { accessControl, tenantOf } from '../auth/access'
+import { problems } from '../http/problem'
+import { documentQuery, readQuery } from '../http/query'
+import { idempotencyKeyOf, runIdempotent } from '../http/idempotency'
+import { consumeRate, RATE_PROBLEMS } from '../http/rate-limit'
+import { BODY_PROBLEMS, LIST_PROBLEMS, PATH_PROBLEMS, responses } from '../http/docs'
+import { subscribeInline } from '../notifications/inline'
+import { PageOf } from '../../schemas/common'
+import { VersionParams } from '../../schemas/question-set'
+import { RunListQuery, StructureTask, StructureTaskCreate, StructureTaskParams } from '../../schemas/authoring'
+import { findVersion } from '../question-sets/store'
+import { QUESTION_SET_READ, QUESTION_SET_WRITE } from './question-sets'
+import { enqueueStructureTask, findStructureTask, renderStructureTask, STRUCTURE_TASK, structureTaskPath, type StructureTaskRow } from '../authoring/structure'
+
+const TAGS = ['Structure tasks']
+
+/** Structure-task routes. */
+export function structureTaskRoutes(deps: AppDeps) {
+  const { sql, cursors } = deps
+  documentQuery('GET', '/v1/question-sets/{questionSetId}/versions/{versionId}/structure-tasks', RunListQuery)
+  return new Elysia({ name: 'structure-tasks' })
+    .use(accessControl(deps.authenticate))
+    .post('/v1/question-sets/:questionSetId/versions/:versionId/structure-tasks', async ({ principal, params, body, request, path, set }) => {
+      const tenantId = tenantOf(principal)
+      const version = await findVersion(sql, tenantId, params.questionSetId, params.versionId)
+      if (!version) throw problems.notFound('version')
+      if (!version.questions.some((q) => q.key === body.question_key)) throw problems.rule(`question_key "${body.question_key}" is not a question of this version.`)
+      const result = await runIdempotent({ sql, tenantId, method: 'POST', path, body, key: idempotencyKeyOf(request) }, async (tx) => {
+        await consumeRate(deps, tenantId, 'unit', tx)
+        const id = Bun.randomUUIDv7()
+        await subscribeInline(tx, principal, { tenantId, taskKind: STRUCTURE_TASK, taskId: id, items: body.notifications })
+        const [row] = await tx<StructureTaskRow[]>`
+          insert into structure_tasks (tenant_id, id, question_set_id, version_id, question_key)
+          values (${tenantId}, ${id}, ${params.questionSetId}, ${params.versionId}, ${body.question_key})
+          returning *`
+        await enqueueStructureTask(tx, tenantId, id)
+        return { status: 202, body: renderStructureTask(row!), location: structureTaskPath(row!) }
+      })
+      set.status = result.status
+      if (result.location) set.headers.location = result.location
+      if (result.replayed) set.headers['idempotent-replayed'] = 'true'
+      return result.body as ReturnType<typeof renderStructureTask>
+    }, {
+      access: QUESTION_SET_WRITE,
+      params: VersionParams,
+      body: StructureTaskCreate,
+      detail: {
+        summary: 'Ask how to split or regroup a question: 202 and a structure_task (unit-of-work rate class)',
+        tags: TAGS,
+        responses: responses({ 202: StructureTask }, [...PATH_PROBLEMS, ...BODY_PROBLEMS, ...RATE_PROBLEMS, 'idempotency_conflict', 'conflict']),
+      },
+    })
+    .get('/v1/question-sets/:questionSetId/versions/:versionId/structure-tasks', async ({ principal, params, query }) => {
+      const tenantId = tenantOf(principal)
+      const q = readQuery(RunListQuery, query)
+      if (!(await findVersion(sql, tenantId, params.questionSetId, params.versionId))) throw problems.notFound('version')
+      const limit = q.limit ?? 50
+      const scope = `structure-tasks|${params.versionId}`
+      const after = q.cursor !== undefined ? cursors.decode(q.cursor, scope) : null
+      const rows = await sql<StructureTaskRow[]>`
+        select * from structure_tasks where tenant_id = ${tenantId} and version_id = ${params.versionId}
+        ${after !== null ? sql`and id < ${after}` : sql``} order by id desc limit ${limit + 1}`
+      return cursors.page(rows, limit, scope, (r) => r.id, renderStructureTask)
+    }, {
+      access: QUESTION_SET_READ,
+      params: VersionParams,
+      detail: { summary: 'List the structure tasks of a version, newest first', tags: TAGS, responses: responses({ 200: PageOf(StructureTask) }, [...LIST_PROBLEMS, ...PATH_PROBLEMS]) },
+    })
+    .get('/v1/question-sets/:questionSetId/versions/:versionId/structure-tasks/:taskId', async ({ principal, params }) => {
+      const row = await findStructureTask(sql, tenantOf(principal), params.taskId, { versionId: params.versionId })
+      if (!row || row.question_set_id !== params.questionSetId) throw problems.notFound('structure task')
+      return renderStructureTask(row)
+    }, {
+      access: QUESTION_SET_READ,
+      params: StructureTaskParams,
+      detail: { summary: 'Read a structure task and its proposal', tags: TAGS, responses: responses({ 200: StructureTask }, PATH_PROBLEMS) },
+    })
+}
