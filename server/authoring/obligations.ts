@@ -63,7 +63,7 @@ export function thresholdsOf(sentence: string): { thresholds: Threshold[]; accep
     const n = m ? read(m[1]!) : null
     if (m && n) return { thresholds: [{ comparator, ...n }], accept: `value ${comparator} ${n.value}`, at: m.index }
   }
-  const trailing = new RegExp(String.raw`(${AMOUNT})\s+or\s+(more|greater|higher|less|fewer|lower)\b`, 'i').exec(sentence)
+  const trailing = new RegExp(String.raw`(${AMOUNT})(?:\s+[A-Za-z]+)?\s+or\s+(more|greater|higher|less|fewer|lower)\b`, 'i').exec(sentence)
   if (trailing) {
     const n = read(trailing[1]!)
     const comparator = /more|greater|higher/i.test(trailing[2]!) ? '>=' : '<='
