@@ -14,7 +14,10 @@ export class ApiError extends Error {
 /** Raised after a 401: the session is over and the controller has been told. */
 export class SessionEnded extends Error {}
 
-/** Exchanges a handoff; null on refusal (every refusal looks the same). */
+/** An exchange that has not answered by then counts as refused. */
+export const EXCHANGE_TIMEOUT_MS = 20_000
+
+/** Exchanges a handoff; null on refusal or failure (every refusal looks the same). */
 export async function exchange(handoff: string, hostOrigin: string): Promise<{ session: string; scenario_id: string; expires_at: string; expires_in: number } | null> {
   try {
     const res = await fetch(`${API_BASE}embed/sessions`, {
@@ -23,6 +26,7 @@ export async function exchange(handoff: string, hostOrigin: string): Promise<{ s
       body: JSON.stringify({ handoff, host_origin: hostOrigin }),
       credentials: 'omit',
       cache: 'no-store',
+      signal: AbortSignal.timeout(EXCHANGE_TIMEOUT_MS),
     })
     return res.status === 201 ? await res.json() : null
   } catch {

@@ -43,6 +43,8 @@ export async function httpsProxy(target: () => string): Promise<HttpsServer> {
         body: request.method === 'GET' || request.method === 'HEAD' ? undefined : await request.arrayBuffer(),
         redirect: 'manual',
         decompress: false,
+        // A fresh upstream connection per request: a reused one the app has already closed can stall.
+        keepalive: false,
       } as RequestInit)
       return new Response(upstream.body, { status: upstream.status, headers: upstream.headers })
     },
