@@ -1,6 +1,8 @@
-import { describe, expect, test } from 'bun:test'
+import { describe, expect, test, setDefaultTimeout } from 'bun:test'
 import { diffBlocks, proposeChanges } from '../../server/authoring/diff'
 import { proposeStructure, splitParts } from '../../server/authoring/structure'
+
+setDefaultTimeout(60_000) // file-scoped in Bun 1.4: the preload only reaches the first file
 
 const blocks = (prefix: string, texts: string[]) => texts.map((text, i) => ({ id: `${prefix}${i}`, guidelineId: prefix, page: 1, text }))
 
