@@ -7,11 +7,12 @@
  * without consuming an attempt.
  */
 import type { AppDeps } from '../server/deps'
-import type { Tx } from '../server/db/connect'
+import type postgres from 'postgres'
+import type { Sql, Tx } from '../server/db/connect'
 import type { ClaimedJob, JobKind } from './types'
 import { enqueueJob } from './queue'
 import { DELIVERY_JOB_KIND } from '../server/notifications/deliveries'
-import { secretForDelivery } from '../server/notifications/signing-secret'
+import { openUsableSecret, usableSecretJoin } from '../server/notifications/signing-secret'
 import { allowListOf, checkTarget, type CheckedAddress } from './ssrf'
 import { postWebhook, webhookCa, type SenderOptions } from './webhook-sender'
 import { sendEmail, type EnvelopeView } from './email-sender'
@@ -60,15 +61,14 @@ const caFor = (file: string | undefined) => {
 /** Makes one attempt of the delivery a job names; never throws for a peer's failure. */
 async function attempt(job: ClaimedJob, deps: AppDeps, opts: DeliveryKindOptions): Promise<AttemptOutcome> {
   const { deliveryId, cycle } = job.payload as { deliveryId: string; cycle?: number }
-  // The delivery and the secret it would sign with (pinned, else active) are read side by side.
-  const [[d], secret] = await Promise.all([
-    deps.sql<PendingDelivery[]>`
-      select d.id, d.tenant_id, d.status, d.channel, d.body, d.event_type, d.cycle, d.pinned_secret_id, s.webhook_url, s.email_address
-      from notification_deliveries d
-      join task_notification_subscriptions s on s.tenant_id = d.tenant_id and s.id = d.subscription_id
-      where d.tenant_id = ${job.tenantId} and d.id = ${deliveryId}`,
-    secretForDelivery(deps.sql, deps.secretKey, job.tenantId!, deliveryId),
-  ])
+  // One read: the delivery, its target, and the secret it would sign with (pinned, else active).
+  const [d] = await deps.sql<(PendingDelivery & { secret_id: string | null; secret_ciphertext: Uint8Array | null })[]>`
+    select d.id, d.tenant_id, d.status, d.channel, d.body, d.event_type, d.cycle, d.pinned_secret_id, s.webhook_url, s.email_address,
+           usable_secret.id as secret_id, usable_secret.secret_ciphertext
+    from notification_deliveries d
+    join task_notification_subscriptions s on s.tenant_id = d.tenant_id and s.id = d.subscription_id
+    ${usableSecretJoin(deps.sql, 'd.tenant_id', 'd.pinned_secret_id')}
+    where d.tenant_id = ${job.tenantId} and d.id = ${deliveryId}`
   if (!d || d.status !== 'pending' || (cycle !== undefined && d.cycle !== cycle)) return { kind: 'skip' }
   const at = new Date()
   const started = performance.now()
@@ -82,6 +82,7 @@ async function attempt(job: ClaimedJob, deps: AppDeps, opts: DeliveryKindOptions
   let url: URL
   try { url = new URL(d.webhook_url!) } catch { return { kind: 'refused', reason: 'refused_http_url', at, durationMs: took() } }
   if (url.protocol !== 'https:') return { kind: 'refused', reason: 'refused_http_url', at, durationMs: took() }
+  const secret = openUsableSecret(deps.secretKey, d.tenant_id, d)
   if (!secret) return { kind: 'refused', reason: 'refused_no_signing_secret', at, durationMs: took() }
   const checked = await checkTarget(url.hostname, allowListOf(deps.config.webhookUnsafeAllowAddresses))
   if (!checked.ok && checked.refused) return { kind: 'refused', reason: 'refused_private_address', at, durationMs: took() }
@@ -159,6 +160,44 @@ async function record(tx: Tx, job: ClaimedJob, deps: AppDeps, outcome: AttemptOu
 }
 
 /**
+ * The fast finish of the common outcomes (delivered, refused): deleting the job, updating the
+ * delivery of this cycle and adding its history row in one statement. A failure (which may enqueue
+ * the next attempt) takes the transactional path of `record`.
+ */
+async function recordInOneStatement(sql: Sql, job: ClaimedJob, outcome: AttemptOutcome, done: postgres.PendingQuery<postgres.Row[]>): Promise<'finished' | 'lost' | 'fallback'> {
+  if (outcome.kind === 'sent' && !outcome.ok) return 'fallback'
+  const { deliveryId, cycle } = job.payload as { deliveryId: string; cycle?: number }
+  const ofThisCycle = cycle !== undefined ? sql`and cycle = ${cycle}` : sql``
+  const update = outcome.kind === 'skip'
+    ? sql`select tenant_id, id, cycle from notification_deliveries where false`
+    : outcome.kind === 'refused'
+      ? sql`
+        update notification_deliveries
+        set status = 'dead_lettered', dead_lettered_at = now(), dead_letter_reason = ${outcome.reason}, next_attempt_at = null,
+            last_attempt_at = ${outcome.at}, updated_at = now()
+        where tenant_id = ${job.tenantId} and id = ${deliveryId} and status = 'pending' ${ofThisCycle} and exists (select 1 from done)
+        returning tenant_id, id, cycle`
+      : sql`
+        update notification_deliveries
+        set status = 'delivered', attempts = attempts + 1, cycle_attempts = cycle_attempts + 1, delivered_at = now(), next_attempt_at = null,
+            pinned_secret_id = coalesce(pinned_secret_id, ${outcome.secretId}::uuid), last_attempt_at = ${outcome.at}, updated_at = now()
+        where tenant_id = ${job.tenantId} and id = ${deliveryId} and status = 'pending' ${ofThisCycle} and exists (select 1 from done)
+        returning tenant_id, id, cycle`
+  const counted = outcome.kind === 'sent'
+  const [row] = await sql<{ owned: number }[]>`
+    with done as (${done}),
+    d as (${update}),
+    history as (
+      insert into notification_delivery_attempts (tenant_id, delivery_id, id, cycle, counted, attempted_at, duration_ms, response_status, error)
+      select tenant_id, id, ${Bun.randomUUIDv7()}, cycle, ${counted}, ${outcome.kind === 'skip' ? null : outcome.at}, ${outcome.kind === 'skip' ? 0 : outcome.durationMs},
+             ${outcome.kind === 'sent' ? outcome.status ?? null : null}, ${outcome.kind === 'refused' ? outcome.reason : null}
+      from d
+      returning 1)
+    select (select count(*) from done)::int as owned`
+  return row!.owned > 0 ? 'finished' : 'lost'
+}
+
+/**
  * The delivery job kind. A run that fails for an internal reason (not the peer's) is retried as a
  * job; after 10 such runs the delivery is dead-lettered with reason internal_error.
  */
@@ -166,6 +205,7 @@ export function deliveryJobKind(opts: DeliveryKindOptions = {}): JobKind {
   return {
     maxAttempts: 10,
     prepare: (job, deps) => attempt(job, deps, opts),
+    finishInOneStatement: (sql, job, _deps, done) => recordInOneStatement(sql, job, job.prepared as AttemptOutcome, done),
     handler: (tx, job, deps) => record(tx, job, deps, job.prepared as AttemptOutcome),
     async onGiveUp(tx, job) {
       await tx`

@@ -48,6 +48,8 @@ const defaultLog: NonNullable<RunnerOptions['log']> = (level, message, extra = {
 class Engine {
   readonly workerId = `${hostname()}:${process.pid}:${crypto.randomUUID().slice(0, 8)}`
   readonly inflight = new Map<string, Promise<void>>()
+  /** Claimed jobs waiting for a free slot (prefetched so a freed slot starts work without a claim round trip). */
+  readonly queued: ClaimedJob[] = []
   readonly kinds: Record<string, JobKind>
   readonly leaseMs: number
   readonly log: NonNullable<RunnerOptions['log']>
@@ -78,20 +80,42 @@ class Engine {
     return rows.map((r) => ({ id: r.id, kind: r.kind, tenantId: r.tenant_id, payload: r.payload, attempts: r.attempts }))
   }
 
-  /** Starts running a claimed job; the promise settles when the job is finished, retried or lost. */
-  start(job: ClaimedJob): Promise<void> {
-    const p = this.run(job).catch((e) => this.log('error', 'job runner failure', { job_id: job.id, kind: job.kind, error: String((e as Error)?.message ?? e) }))
-      .finally(() => this.inflight.delete(job.id))
+  /** Jobs in their working phase: a prepare step, or a handler of a kind without one. */
+  working = 0
+
+  /**
+   * Starts running a claimed job; the promise settles when the job is finished, retried or lost.
+   * `onWorkDone` runs once when its working phase ends: after `prepare` for kinds that have one
+   * (their short finishing transaction no longer holds a working slot), else at the end.
+   */
+  start(job: ClaimedJob, onWorkDone: () => void = () => {}): Promise<void> {
+    this.working++
+    let done = false
+    const workDone = () => {
+      if (done) return
+      done = true
+      this.working--
+      onWorkDone()
+    }
+    const p = this.run(job, workDone).catch((e) => this.log('error', 'job runner failure', { job_id: job.id, kind: job.kind, error: String((e as Error)?.message ?? e) }))
+      .finally(() => { this.inflight.delete(job.id); workDone() })
     this.inflight.set(job.id, p)
     return p
   }
 
-  async run(job: ClaimedJob): Promise<void> {
+  async run(job: ClaimedJob, workDone: () => void = () => {}): Promise<void> {
     const kind = this.kinds[job.kind]
     const { sql } = this.deps
     try {
       if (!kind) throw new Error(`no handler for job kind ${job.kind}`)
-      if (kind.prepare) job.prepared = await kind.prepare(job, this.deps)
+      if (kind.prepare) {
+        job.prepared = await kind.prepare(job, this.deps)
+        workDone()
+      }
+      if (kind.finishInOneStatement && kind.repeatEveryMs === undefined) {
+        const done = sql`delete from jobs where id = ${job.id} and locked_by = ${this.workerId} returning id`
+        if ((await kind.finishInOneStatement(sql, job, this.deps, done)) !== 'fallback') return
+      }
       await sql.begin(async (tx) => {
         // Finish first, only if this worker still owns the job (a worker whose lease was taken over
         // finishes nothing); the row stays locked, and a throwing handler rolls the finish back.
@@ -140,18 +164,22 @@ class Engine {
 
   /** Extends the lease of every in-flight job of this worker. */
   async heartbeat(): Promise<void> {
-    const ids = [...this.inflight.keys()]
+    const ids = [...this.inflight.keys(), ...this.queued.map((j) => j.id)]
     if (ids.length === 0) return
     await this.deps.sql`
       update jobs set locked_until = now() + make_interval(secs => ${this.leaseMs / 1000})
       where locked_by = ${this.workerId} and id = any(${ids}::uuid[])`
   }
 
-  /** Gives up the leases of jobs still in flight (their runs will find they no longer own them). */
-  async release(): Promise<number> {
+  /**
+   * Gives up the leases of this worker's jobs (all of them, or the listed ones): they were not run to
+   * the end here, so the claim does not count as a run. A run still going finds it no longer owns its job.
+   */
+  async release(ids?: string[]): Promise<number> {
+    if (ids && ids.length === 0) return 0
     const rows = await this.deps.sql`
       update jobs set locked_by = null, locked_until = null, attempts = greatest(attempts - 1, 0), updated_at = now()
-      where locked_by = ${this.workerId} returning id`
+      where locked_by = ${this.workerId} ${ids ? this.deps.sql`and id = any(${ids}::uuid[])` : this.deps.sql``} returning id`
     return rows.length
   }
 }
@@ -176,16 +204,29 @@ export function startRunner(deps: AppDeps, opts: RunnerOptions = {}): Runner {
     engine.heartbeat().catch((e) => engine.log('warn', 'job lease heartbeat failed', { error: String((e as Error)?.message ?? e) }))
   }, Math.max(50, Math.floor(engine.leaseMs / 3)))
 
+  // Starts queued jobs while working slots are free (and at most `concurrency` more jobs are still
+  // finishing); a job leaving its working phase starts the next one at once.
+  const hasSlot = () => engine.working < concurrency && engine.inflight.size < 2 * concurrency
+  const fill = () => {
+    while (!stopping && hasSlot() && engine.queued.length > 0) {
+      const next = () => { fill(); wake() }
+      void engine.start(engine.queued.shift()!, next).then(next)
+    }
+  }
+
   const loop = (async () => {
     await armMaintenance(deps.sql).catch((e) => engine.log('warn', 'could not arm the maintenance job', { error: String((e as Error)?.message ?? e) }))
     while (!stopping) {
-      const free = concurrency - engine.inflight.size
-      let claimed = 0
-      if (free > 0) {
+      fill()
+      // Keep up to one batch queued beyond the running jobs; refill once the queue runs low.
+      const room = 2 * concurrency - engine.working - engine.queued.length
+      let exhausted = false
+      if (engine.queued.length < concurrency && room > 0) {
         try {
-          const jobs = await engine.claim(free)
-          claimed = jobs.length
-          for (const job of jobs) void engine.start(job).then(() => wake())
+          const jobs = await engine.claim(room)
+          exhausted = jobs.length < room
+          engine.queued.push(...jobs)
+          fill()
         } catch (e) {
           if (stopping) break
           engine.log('error', 'job claim failed', { error: String((e as Error)?.message ?? e) })
@@ -194,8 +235,9 @@ export function startRunner(deps: AppDeps, opts: RunnerOptions = {}): Runner {
         }
       }
       if (stopping) break
-      // Full: wait for a slot. Not full and nothing more was due: wait a poll interval (or a slot).
-      if (engine.inflight.size >= concurrency || claimed < free) await nap(engine.inflight.size >= concurrency ? 60_000 : pollMs)
+      // Nothing more was due and a slot is free: poll again after the interval (or when a job ends).
+      // Otherwise wait until a job ends and the queue needs topping up.
+      await nap(exhausted && hasSlot() && engine.queued.length === 0 ? pollMs : 60_000)
     }
   })()
 
@@ -206,6 +248,8 @@ export function startRunner(deps: AppDeps, opts: RunnerOptions = {}): Runner {
       stopping = true
       wake()
       await loop
+      // Prefetched jobs never started: hand them back at once.
+      await engine.release(engine.queued.splice(0).map((j) => j.id)).catch(() => 0)
       const pending = [...engine.inflight.values()]
       if (pending.length) {
         const drained = await Promise.race([

@@ -2,7 +2,8 @@
  * The shapes of the job runner that every handler author codes against (see the jobs contract):
  * a claimed job, a handler, and a job kind.
  */
-import type { Tx } from '../server/db/connect'
+import type postgres from 'postgres'
+import type { Sql, Tx } from '../server/db/connect'
 import type { AppDeps } from '../server/deps'
 
 /** A job as its handler sees it once claimed. `attempts` counts this run (1 on the first). */
@@ -38,6 +39,15 @@ export interface JobKind {
   prepare?: (job: ClaimedJob, deps: AppDeps) => Promise<unknown>
   /** Delay before the next run after `attempts` failed runs (default: 1 s doubling, capped at 5 min). */
   backoffMs?: (attempts: number) => number
+  /**
+   * Optional fast finish, tried before the transaction with `handler` (for kinds with `prepare`
+   * whose usual outcome is one write): `done` deletes the job if this worker still owns it
+   * (`delete from jobs ... returning id`). The kind runs ONE statement shaped
+   * `with done as (${done}), ... select (select count(*) from done)::int as owned`, every write of
+   * which depends on a row in `done`, and returns 'finished', 'lost' (no row in done: nothing
+   * written) or 'fallback' (nothing run; the runner then opens the usual transaction).
+   */
+  finishInOneStatement?: (sql: Sql, job: ClaimedJob, deps: AppDeps, done: postgres.PendingQuery<postgres.Row[]>) => Promise<'finished' | 'lost' | 'fallback'>
   /** A recurring kind: after a successful run the job is re-armed this far ahead instead of deleted. */
   repeatEveryMs?: number
 }

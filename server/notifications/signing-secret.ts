@@ -88,32 +88,40 @@ export async function rotateSecret(tx: Tx, serviceKey: Uint8Array, tenantId: str
   }
 }
 
-/** Selects the usable secret for a pin: the pinned one while usable, else the active one. */
-async function selectSecret(sql: Tx, serviceKey: Uint8Array, tenantId: string, pin: ReturnType<Tx['unsafe']> | ReturnType<Tx>): Promise<SigningSecret | null> {
-  const rows = await sql<{ id: string; secret_ciphertext: Uint8Array }[]>`
-    with pin as (${pin})
-    select w.id, w.secret_ciphertext
-    from webhook_signing_secrets w left join pin on w.id = pin.id
-    where w.tenant_id = ${tenantId} and w.secret_ciphertext is not null
-      and (w.rotated_out_at is null or (w.revoke_at > now() and pin.id is not null))
-    order by pin.id is not null desc
-    limit 1`
-  const row = rows[0]
-  if (!row) return null
-  return { id: row.id, secret: openSecret(serviceKey, tenantId, row.id, row.secret_ciphertext) }
+/**
+ * The rule of which secret signs, as SQL: a lateral join yielding `usable_secret.id` and
+ * `usable_secret.secret_ciphertext` for the workspace in column `tenantColumn` with the pinned id in
+ * `pinnedColumn`: the pinned secret while it is usable (not destroyed, not past revoke_at), else the
+ * active one; no row when the workspace has none. Deliveries join it into their own read.
+ */
+export function usableSecretJoin(sql: Tx, tenantColumn: string, pinnedColumn: string) {
+  return sql`
+    left join lateral (
+      select w.id, w.secret_ciphertext
+      from webhook_signing_secrets w
+      where w.tenant_id = ${sql.unsafe(tenantColumn)} and w.secret_ciphertext is not null
+        and (w.rotated_out_at is null or (w.revoke_at > now() and w.id = ${sql.unsafe(pinnedColumn)}))
+      order by (w.id = ${sql.unsafe(pinnedColumn)}) is true desc
+      limit 1
+    ) usable_secret on true`
+}
+
+/** Decrypts the secret a usableSecretJoin row names, or null when there was none. */
+export function openUsableSecret(serviceKey: Uint8Array, tenantId: string, row: { secret_id: string | null; secret_ciphertext: Uint8Array | null }): SigningSecret | null {
+  if (!row.secret_id || !row.secret_ciphertext) return null
+  return { id: row.secret_id, secret: openSecret(serviceKey, tenantId, row.secret_id, row.secret_ciphertext) }
 }
 
 /**
  * The secret a delivery attempt signs with: the pinned one while it is still usable, otherwise the
  * workspace's active one; null when the workspace has none (the delivery is then refused).
  */
-export function secretForSigning(sql: Tx, serviceKey: Uint8Array, tenantId: string, pinnedId: string | null): Promise<SigningSecret | null> {
-  return selectSecret(sql, serviceKey, tenantId, sql`select ${pinnedId}::uuid as id`)
-}
-
-/** secretForSigning for the secret a delivery pinned (read from the delivery in the same query). */
-export function secretForDelivery(sql: Tx, serviceKey: Uint8Array, tenantId: string, deliveryId: string): Promise<SigningSecret | null> {
-  return selectSecret(sql, serviceKey, tenantId, sql`select pinned_secret_id as id from notification_deliveries where tenant_id = ${tenantId} and id = ${deliveryId}`)
+export async function secretForSigning(sql: Tx, serviceKey: Uint8Array, tenantId: string, pinnedId: string | null): Promise<SigningSecret | null> {
+  const [row] = await sql<{ secret_id: string | null; secret_ciphertext: Uint8Array | null }[]>`
+    select usable_secret.id as secret_id, usable_secret.secret_ciphertext
+    from (select ${tenantId}::uuid as tenant_id, ${pinnedId}::uuid as pinned_id) p
+    ${usableSecretJoin(sql, 'p.tenant_id', 'p.pinned_id')}`
+  return openUsableSecret(serviceKey, tenantId, row!)
 }
 
 /** Signing-secret routes. */

@@ -146,6 +146,37 @@ describe('job runner', () => {
     await app.sql`delete from jobs where id = ${id}`
   })
 
+  test('a one-statement finish writes only while the job is owned, and can fall back to the transaction', async () => {
+    const fast = (mode: 'fast' | 'fallback', steal: boolean): JobKind => ({
+      prepare: async (job) => {
+        if (steal) await app.sql`update jobs set locked_by = 'thief' where id = ${job.id}`
+        return mode
+      },
+      finishInOneStatement: async (sql, job, _deps, done) => {
+        if (job.prepared === 'fallback') return 'fallback'
+        const [row] = await sql<{ owned: number }[]>`
+          with done as (${done}),
+          w as (insert into runner_effects (job_id, note) select ${job.id}, 'fast' where exists (select 1 from done) returning 1)
+          select (select count(*) from done)::int as owned`
+        return row!.owned ? 'finished' : 'lost'
+      },
+      handler: async (tx, job) => { await tx`insert into runner_effects (job_id, note) values (${job.id}, 'handler')` },
+    })
+    const owned = await enqueue('fast')
+    expect(await runJobsUntilIdle(app.deps, { kinds: { fast: fast('fast', false) }, log: quiet })).toBe(1)
+    expect(await effects(owned)).toEqual(['fast'])
+    expect(await jobRow(owned)).toBeUndefined()
+    const lost = await enqueue('fast')
+    await runJobsUntilIdle(app.deps, { kinds: { fast: fast('fast', true) }, log: quiet })
+    expect(await effects(lost)).toEqual([])
+    expect(await jobRow(lost)).toMatchObject({ locked_by: 'thief' })
+    await app.sql`delete from jobs where id = ${lost}`
+    const fallback = await enqueue('fast')
+    await runJobsUntilIdle(app.deps, { kinds: { fast: fast('fallback', false) }, log: quiet })
+    expect(await effects(fallback)).toEqual(['handler'])
+    expect(await jobRow(fallback)).toBeUndefined()
+  })
+
   test('the heartbeat extends the lease of a long job, so no other runner takes it', async () => {
     let runs = 0
     const kinds: Record<string, JobKind> = {
@@ -233,6 +264,27 @@ describe('job runner', () => {
     expect(await jobRow(first)).toBeUndefined()
     expect(await jobRow(later)).toMatchObject({ locked_by: null, attempts: 0 })
     await app.sql`delete from jobs where id = ${later}`
+  })
+
+  test('jobs prefetched but not started are handed back at stop, their claim not counted as a run', async () => {
+    let release!: () => void
+    const gate = new Promise<void>((r) => { release = r })
+    let entered!: () => void
+    const inside = new Promise<void>((r) => { entered = r })
+    const kinds: Record<string, JobKind> = { gated: { prepare: async () => { entered(); await gate }, handler: async () => {} } }
+    const ids = [await enqueue('gated'), await enqueue('gated'), await enqueue('gated')]
+    const runner = startRunner(app.deps, { kinds, pollMs: 10, concurrency: 1, log: quiet })
+    await inside
+    await until(async () => (await app.sql`select 1 from jobs where id = any(${ids}::uuid[]) and locked_by is not null`).length === 2)
+    const stopping = runner.stop()
+    await Bun.sleep(50)
+    const rows = await app.sql`select id, locked_by, attempts from jobs where id = any(${ids}::uuid[]) order by id`
+    expect(rows.filter((r) => r.locked_by !== null)).toHaveLength(1) // only the running one
+    expect(rows.filter((r) => r.locked_by === null).map((r) => r.attempts)).toEqual([0, 0])
+    release()
+    await stopping
+    expect(await app.sql`select 1 from jobs where id = any(${ids}::uuid[])`).toHaveLength(2)
+    await app.sql`delete from jobs where id = any(${ids}::uuid[])`
   })
 
   test('a drain that times out releases the in-flight job for another worker; the late finish is discarded', async () => {
