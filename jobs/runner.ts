@@ -7,6 +7,12 @@
  * A crash at any moment leaves the job claimable again once its lease lapses; a worker that lost
  * its lease never finishes the job (the new owner does). N runners on one database never run a
  * job twice at once. stop() drains: no new claims, in-flight jobs finish (or are released).
+ *
+ * Throughput: a runner keeps up to one batch of claimed jobs queued beyond its running ones (so a
+ * freed slot starts work without a claim round trip; queued jobs are leased and heartbeated too,
+ * and handed back at stop); `concurrency` bounds jobs in their working phase (`prepare`, or the
+ * handler of a kind without one), while at most as many more finish their short transaction; a
+ * kind may finish in one statement (`finishInOneStatement`).
  */
 import { hostname } from 'node:os'
 import type { AppDeps } from '../server/deps'
