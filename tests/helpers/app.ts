@@ -8,6 +8,7 @@ import { join } from 'node:path'
 import { randomBytes } from 'node:crypto'
 import { loadConfig, type Config } from '../../server/config'
 import { openDatabase, type Database, type Sql } from '../../server/db/connect'
+import { serveControlSocket } from '../../server/control-socket'
 import { migrate } from '../../server/db/migrate'
 import { createApp } from '../../server/app'
 import { wireDeps } from '../../server/wiring'
@@ -57,6 +58,8 @@ export async function startApp(options: StartOptions = {}): Promise<TestApp> {
   })
   const db = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir })
   await migrate(db.sql)
+  // Like main.ts: on the embedded database the operator CLI reaches this process through its control socket.
+  const closeControlSocket = db.embedded ? serveControlSocket(config.dataDir, db) : () => {}
   const deps = wireDeps(config, db)
   const app = createApp(deps)
   options.extend?.(app)
@@ -86,6 +89,7 @@ export async function startApp(options: StartOptions = {}): Promise<TestApp> {
       await deps.events.close()
       await runner?.stop()
       await app.stop(true)
+      closeControlSocket()
       await db.close()
       await database.drop()
       rmSync(dataDir, { recursive: true, force: true })

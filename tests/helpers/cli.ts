@@ -1,7 +1,7 @@
 /**
  * Runs the operator CLI (`bun server/cli.ts ...`) as a separate process against a test app's
- * database: its DATABASE_URL, or (embedded) its data directory, whose running instance the CLI
- * reaches through the socket named in pg.lock.
+ * database: its DATABASE_URL, or (embedded) its data directory, whose owner (the test app) the CLI
+ * reaches through its control socket.
  */
 import type { TestApp } from './app'
 
