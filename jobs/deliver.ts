@@ -58,17 +58,27 @@ const caFor = (file: string | undefined) => {
   return caCache.get(file)
 }
 
+type LoadedDelivery = PendingDelivery & { secret_id: string | null; secret_ciphertext: Uint8Array | null }
+
+/**
+ * Reads deliveries with their target and the secret each would sign with (pinned, else active),
+ * for (tenant, delivery id) pairs.
+ */
+async function readDeliveries(sql: Sql, keys: { tenantId: string; deliveryId: string }[]): Promise<LoadedDelivery[]> {
+  return sql<LoadedDelivery[]>`
+    select d.id, d.tenant_id, d.status, d.channel, d.body, d.event_type, d.cycle, d.pinned_secret_id, s.webhook_url, s.email_address,
+           usable_secret.id as secret_id, usable_secret.secret_ciphertext
+    from unnest(${keys.map((k) => k.tenantId)}::uuid[], ${keys.map((k) => k.deliveryId)}::uuid[]) as k(tenant_id, id)
+    join notification_deliveries d on d.tenant_id = k.tenant_id and d.id = k.id
+    join task_notification_subscriptions s on s.tenant_id = d.tenant_id and s.id = d.subscription_id
+    ${usableSecretJoin(sql, 'd.tenant_id', 'd.pinned_secret_id')}`
+}
+
 /** Makes one attempt of the delivery a job names; never throws for a peer's failure. */
 async function attempt(job: ClaimedJob, deps: AppDeps, opts: DeliveryKindOptions): Promise<AttemptOutcome> {
   const { deliveryId, cycle } = job.payload as { deliveryId: string; cycle?: number }
-  // One read: the delivery, its target, and the secret it would sign with (pinned, else active).
-  const [d] = await deps.sql<(PendingDelivery & { secret_id: string | null; secret_ciphertext: Uint8Array | null })[]>`
-    select d.id, d.tenant_id, d.status, d.channel, d.body, d.event_type, d.cycle, d.pinned_secret_id, s.webhook_url, s.email_address,
-           usable_secret.id as secret_id, usable_secret.secret_ciphertext
-    from notification_deliveries d
-    join task_notification_subscriptions s on s.tenant_id = d.tenant_id and s.id = d.subscription_id
-    ${usableSecretJoin(deps.sql, 'd.tenant_id', 'd.pinned_secret_id')}
-    where d.tenant_id = ${job.tenantId} and d.id = ${deliveryId}`
+  // Read at claim time with the rest of the batch (a claimed delivery does not change meanwhile), or now.
+  const d = (job.loaded as LoadedDelivery | undefined) ?? (await readDeliveries(deps.sql, [{ tenantId: job.tenantId!, deliveryId }]))[0]
   if (!d || d.status !== 'pending' || (cycle !== undefined && d.cycle !== cycle)) return { kind: 'skip' }
   const at = new Date()
   const started = performance.now()
@@ -204,6 +214,11 @@ async function recordInOneStatement(sql: Sql, job: ClaimedJob, outcome: AttemptO
 export function deliveryJobKind(opts: DeliveryKindOptions = {}): JobKind {
   return {
     maxAttempts: 10,
+    async load(sql, jobs) {
+      const rows = await readDeliveries(sql, jobs.map((j) => ({ tenantId: j.tenantId!, deliveryId: (j.payload as { deliveryId: string }).deliveryId })))
+      const byId = new Map(rows.map((r) => [r.id, r]))
+      for (const j of jobs) j.loaded = byId.get((j.payload as { deliveryId: string }).deliveryId)
+    },
     prepare: (job, deps) => attempt(job, deps, opts),
     finishInOneStatement: (sql, job, _deps, done) => recordInOneStatement(sql, job, job.prepared as AttemptOutcome, done),
     handler: (tx, job, deps) => record(tx, job, deps, job.prepared as AttemptOutcome),

@@ -83,7 +83,13 @@ class Engine {
       ) due
       where j.id = due.id
       returning j.id, j.kind, j.tenant_id, j.payload, j.attempts`
-    return rows.map((r) => ({ id: r.id, kind: r.kind, tenantId: r.tenant_id, payload: r.payload, attempts: r.attempts }))
+    const jobs: ClaimedJob[] = rows.map((r) => ({ id: r.id, kind: r.kind, tenantId: r.tenant_id, payload: r.payload, attempts: r.attempts }))
+    // Kinds with a batch read get one query for all their jobs of this claim.
+    for (const [name, kind] of Object.entries(this.kinds)) {
+      const mine = kind.load ? jobs.filter((j) => j.kind === name) : []
+      if (mine.length > 0) await kind.load!(sql, mine, this.deps).catch(() => {})
+    }
+    return jobs
   }
 
   /** Jobs in their working phase: a prepare step, or a handler of a kind without one. */

@@ -15,6 +15,8 @@ export interface ClaimedJob {
   attempts: number
   /** What the kind's `prepare` step returned (only for kinds that have one). */
   prepared?: unknown
+  /** What the kind's batch `load` attached at claim time (only for kinds that have one). */
+  loaded?: unknown
 }
 
 /**
@@ -37,6 +39,12 @@ export interface JobKind {
    * `job.prepared`; throwing counts as a failed run like a throwing handler.
    */
   prepare?: (job: ClaimedJob, deps: AppDeps) => Promise<unknown>
+  /**
+   * Optional batch read for a claim's jobs of this kind, outside any transaction, before they
+   * start: it may set `job.loaded` so `prepare` needs no read of its own (one query per claim
+   * batch instead of one per job). A failure here is ignored; `prepare` must cope without it.
+   */
+  load?: (sql: Sql, jobs: ClaimedJob[], deps: AppDeps) => Promise<void>
   /** Delay before the next run after `attempts` failed runs (default: 1 s doubling, capped at 5 min). */
   backoffMs?: (attempts: number) => number
   /**

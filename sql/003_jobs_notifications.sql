@@ -18,8 +18,9 @@ create table jobs (
   created_at timestamptz not null default now(),
   updated_at timestamptz not null default now()
 );
+-- Only run_at is indexed: a claim, a heartbeat and a release change no indexed column, so they are
+-- cheap heap-only updates (the queue holds due and scheduled jobs only, so scans by locked_by are short).
 create index jobs_due on jobs (run_at) where dead_at is null;
-create index jobs_locked_by on jobs (locked_by) where locked_by is not null;
 
 -- One active signing secret per workspace; rotated-out ones stay usable until revoke_at, after which
 -- the ciphertext is destroyed and only secret_last4 remains. The value is AES-256-GCM encrypted with
