@@ -3,13 +3,11 @@
  * it with createApp(deps).
  */
 import { Elysia } from 'elysia'
-import { openapi } from '@elysiajs/openapi'
 import type { AppDeps } from './deps'
 import { requestId } from './http/request-id'
 import { problemErrors } from './http/errors'
 import { jsonBody } from './http/body'
-import { queryReferences } from './http/query'
-import { Problem } from '../schemas/common'
+import { serveOpenApiDocument } from './http/openapi-document'
 import { healthRoutes } from './resources/health'
 import { scenarioRoutes } from './resources/scenarios'
 import { verticalRoutes } from './resources/verticals'
@@ -36,32 +34,13 @@ import { budgetRoutes } from './authoring/budget-admin'
 import { diffRunRoutes } from './resources/diff-runs'
 import { structureTaskRoutes } from './resources/structure-tasks'
 import { supersessionRoutes } from './resources/supersessions'
-import pkg from '../package.json' with { type: 'json' }
 
 /** Builds the whole HTTP application over its dependencies. */
 export function createApp(deps: AppDeps) {
-  return new Elysia({ name: 'svc' })
+  const app = new Elysia({ name: 'svc' })
     .use(requestId)
     .use(problemErrors)
     .use(jsonBody(deps.config.maxJsonBodyBytes))
-    .use(openapi({
-      path: '/v1/docs',
-      specPath: '/v1/openapi.json',
-      provider: null,
-      references: [queryReferences as never],
-      documentation: {
-        openapi: '3.1.0',
-        info: {
-          title: 'Underwriting Case Service',
-          version: pkg.version,
-          description: 'Multi-tenant API for underwriting cases. Every error is application/problem+json.',
-        },
-        components: {
-          schemas: { Problem },
-          securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'A user access token (JWT) or an API key (svc_live_..., svc_test_...).' } },
-        },
-      },
-    }))
     .use(healthRoutes(deps))
     .use(verticalRoutes(deps))
     .use(scenarioRoutes(deps))
@@ -88,6 +67,7 @@ export function createApp(deps: AppDeps) {
     .use(diffRunRoutes(deps))
     .use(structureTaskRoutes(deps))
     .use(supersessionRoutes(deps))
+  return serveOpenApiDocument(app)
 }
 
 /** The type of the built application. */

@@ -15,6 +15,8 @@ export interface Config {
   port: number
   host: string
   databaseUrl: string | undefined
+  /** Connections of this process's PostgreSQL pool (SVC_DB_POOL_MAX). */
+  dbPoolMax: number
   dataDir: string
   baseUrl: string
   uiBaseUrl: string | undefined
@@ -146,6 +148,7 @@ export function loadConfig(env: Env = process.env): Config {
     port,
     host,
     databaseUrl,
+    dbPoolMax: int(env, 'SVC_DB_POOL_MAX', 10, 1, 500),
     dataDir,
     baseUrl: url(env, 'SVC_BASE_URL', ['http:', 'https:']) ?? `http://localhost:${port}`,
     uiBaseUrl: url(env, 'SVC_UI_BASE_URL', ['http:', 'https:']),

@@ -31,7 +31,7 @@ async function start() {
   }
   let db: Database
   try {
-    db = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir })
+    db = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, max: config.dbPoolMax })
   } catch (e) {
     if (!(e instanceof EmbeddedDatabaseInUse)) throw e
     // PGlite is one session: a second service or worker process cannot share it. `bun run start`

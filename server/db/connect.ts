@@ -30,7 +30,7 @@ const clientOptions = {
 /** Opens the database the configuration names: DATABASE_URL, or the embedded PGlite in dataDir. */
 export async function openDatabase(opts: { databaseUrl?: string; dataDir: string; max?: number }): Promise<Database> {
   if (opts.databaseUrl) {
-    const sql = postgres(opts.databaseUrl, { ...clientOptions, max: opts.max ?? 20, idle_timeout: 30 })
+    const sql = postgres(opts.databaseUrl, { ...clientOptions, max: opts.max ?? 10, idle_timeout: 30 })
     return { sql, embedded: false, close: () => sql.end({ timeout: 5 }) }
   }
   return openEmbedded(opts.dataDir)

@@ -22,7 +22,7 @@ if (!process.env.DATABASE_URL) {
 
 const database = await createTestDatabase()
 const dataDir = mkdtempSync(join(tmpdir(), 'svc-bench-'))
-const env = { DATABASE_URL: database.url, SVC_DATA_DIR: dataDir, SVC_SECRET_KEY: Buffer.alloc(32, 1).toString('base64') }
+const env = { DATABASE_URL: database.url, SVC_DATA_DIR: dataDir, SVC_SECRET_KEY: Buffer.alloc(32, 1).toString('base64'), SVC_DB_POOL_MAX: process.env.SVC_DB_POOL_MAX ?? '10' }
 await runCli(['migrate'], env)
 await runCli(['tenant', 'create', '--slug', 'bench'], env)
 const key = (await runCli(['api-key', 'create', '--tenant', 'bench', '--name', 'bench', '--scopes', 'scenarios:read,scenarios:write'], env)).json.key as string
@@ -46,7 +46,7 @@ const run = async (label: string, base: string, method: 'GET' | 'POST', path: st
   return r
 }
 
-console.log(`api.bench: ${connections} connections, ${seconds} s per measurement, PostgreSQL`)
+console.log(`api.bench: ${connections} connections, ${seconds} s per measurement, PostgreSQL, pool ${env.SVC_DB_POOL_MAX}`)
 const bareGet = await run('bare Bun.serve GET', bareUrl, 'GET', `/v1/scenarios/${id}`, 200)
 const get = await run('GET /v1/scenarios/{id}', svc.url, 'GET', `/v1/scenarios/${id}`, 200)
 const barePost = await run('bare Bun.serve POST', bareUrl, 'POST', '/v1/scenarios', 201)
