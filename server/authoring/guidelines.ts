@@ -7,6 +7,7 @@
 import type { Tx } from '../db/connect'
 import type { Block } from '../documents/blocks'
 import { registerUploadTarget, type UploadTargetKind } from '../documents/upload-targets'
+import type { StatusFields } from '../documents/store'
 
 /** A row of `question_groups` (with its number of guideline sources). */
 export interface GroupRow { id: string; name: string; description: string | null; guideline_count: number | string; created_at: Date; updated_at: Date }
@@ -100,15 +101,8 @@ export async function findGroupGuideline(sql: Tx, tenantId: string, groupId: str
   return row && row.question_group_id === groupId ? row : null
 }
 
-/** Fields a status change may set. */
-export interface GuidelineStatusFields {
-  pageCount?: number | null
-  blockCount?: number | null
-  errorCode?: string | null
-  errorDetail?: string | null
-  processed?: boolean
-  bumpGeneration?: boolean
-}
+/** Fields a status change may set: the same as a case document's. */
+export type GuidelineStatusFields = StatusFields
 
 /** Moves a guideline to a status in the caller's transaction; returns the updated row. */
 export async function setGuidelineStatus(tx: Tx, row: GuidelineRow, status: GuidelineStatus, fields: GuidelineStatusFields = {}): Promise<GuidelineRow> {
