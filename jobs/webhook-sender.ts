@@ -37,6 +37,15 @@ export function webhookCa(caFile: string | undefined): string[] | undefined {
   return [...tls.rootCertificates, readFileSync(caFile, 'utf8')]
 }
 
+const contexts = new WeakMap<string[], tls.SecureContext>()
+
+/** One TLS context per CA list: parsing the roots plus the extra CA on every connection is costly. */
+function secureContextFor(ca: string[]): tls.SecureContext {
+  let context = contexts.get(ca)
+  if (!context) contexts.set(ca, (context = tls.createSecureContext({ ca })))
+  return context
+}
+
 const TLS_CODES = /^(ERR_TLS_|ERR_SSL_|CERT_|UNABLE_TO_|DEPTH_ZERO_|SELF_SIGNED_|HOSTNAME_MISMATCH|ERR_OSSL)/
 
 function classify(err: unknown): SendError {
@@ -73,7 +82,7 @@ export function postWebhook(url: URL, target: CheckedAddress, body: string, head
       path: `${url.pathname}${url.search}`,
       // SNI and certificate identity use the URL's host; an IP-literal host has no SNI.
       servername: ipaddr.isValid(host) ? undefined : host,
-      ca: opts.extraCa,
+      ...(opts.extraCa ? { secureContext: secureContextFor(opts.extraCa) } : {}),
       agent: false,
       headers: {
         host: url.host,
