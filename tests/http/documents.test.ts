@@ -6,6 +6,7 @@ import {
 } from '../helpers/samples'
 import { documentText } from '../../server/documents/blocks'
 import { documentIngestionJobKind } from '../../server/documents/ingestion'
+import { startRunner, type Runner } from '../../jobs/runner'
 
 setDefaultTimeout(60_000) // file-scoped in Bun 1.4: the preload only reaches the first file
 
@@ -26,7 +27,11 @@ beforeAll(async () => {
   otherKey = await app.apiKey(other.id, ['scenarios:read', 'scenarios:write'])
   scenarioId = await newCase()
 }, 60_000)
-afterAll(() => app?.stop(), 60_000)
+let resumedRunner: Runner | undefined
+afterAll(async () => {
+  await resumedRunner?.stop()
+  await app?.stop()
+}, 60_000)
 
 const DOCX = 'application/vnd.openxmlformats-officedocument.wordprocessingml.document'
 
@@ -192,11 +197,14 @@ describe('reingest, idempotency and inline notifications', () => {
     await settled(app, key, scenarioId, doc.id)
     const before = await allBlocks(app, key, scenarioId, doc.id)
     const jobsBefore = (await app.sql`select count(*)::int as n from case_events where data->>'document_id' = ${doc.id}`)[0]!.n
+    // Hold the job runner so the second reingest surely meets the document still processing.
+    await app.runner?.stop()
     const r = await call(app.url, 'POST', `/v1/scenarios/${scenarioId}/documents/${doc.id}/reingest`, { token: key })
     expect(r.status).toBe(202)
     expect(r.body.status).toBe('processing')
     const again = await call(app.url, 'POST', `/v1/scenarios/${scenarioId}/documents/${doc.id}/reingest`, { token: key })
     expect(problemOf(again)).toMatchObject({ type: 'urn:svc:error:conflict', status: 409 })
+    resumedRunner = startRunner(app.deps, { pollMs: 20, drainTimeoutMs: 5_000 })
     const done = await settled(app, key, scenarioId, doc.id)
     expect(done.status).toBe('ready')
     const after = await allBlocks(app, key, scenarioId, doc.id)
