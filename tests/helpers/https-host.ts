@@ -37,15 +37,37 @@ export async function httpsProxy(target: () => string): Promise<HttpsServer> {
       const url = new URL(request.url)
       const headers = new Headers(request.headers)
       headers.delete('host')
-      const upstream = await fetch(target() + url.pathname + url.search, {
-        method: request.method,
-        headers,
-        body: request.method === 'GET' || request.method === 'HEAD' ? undefined : await request.arrayBuffer(),
-        redirect: 'manual',
-        decompress: false,
-        // A fresh upstream connection per request: a reused one the app has already closed can stall.
-        keepalive: false,
-      } as RequestInit)
+      const body = request.method === 'GET' || request.method === 'HEAD' ? undefined : await request.arrayBuffer()
+      // An upstream request whose response headers have not come within 5 s is abandoned and, when
+      // it is a GET (safe to repeat), sent once more on a fresh connection: an in-process client
+      // connection to the app has been seen to stall now and then under a long suite, which made
+      // the browser tests time out for reasons that lie in this proxy, not in the frame.
+      const forward = async (): Promise<Response> => {
+        const abort = new AbortController()
+        const timer = setTimeout(() => abort.abort(), 5_000)
+        try {
+          return await fetch(target() + url.pathname + url.search, {
+            method: request.method,
+            headers,
+            body,
+            redirect: 'manual',
+            decompress: false,
+            // A fresh upstream connection per request: a reused one the app has already closed can stall.
+            keepalive: false,
+            signal: abort.signal,
+          } as RequestInit)
+        } finally {
+          clearTimeout(timer)
+        }
+      }
+      let upstream: Response
+      try {
+        upstream = await forward()
+      } catch (e) {
+        if (request.method !== 'GET') throw e
+        console.warn(`https proxy: ${url.pathname} stalled upstream; retrying once`)
+        upstream = await forward()
+      }
       return new Response(upstream.body, { status: upstream.status, headers: upstream.headers })
     },
   })
