@@ -174,7 +174,9 @@ describe('the embedded frame', () => {
   })
 
   test('waiting is blank; after about 10 s with no handshake the frame says it was not opened from its host', async () => {
-    const page = await browser.context.newPage()
+    // A fake clock is installed for a whole browser context, so this test gets a browser of its own.
+    const clocked = await launchBrowser()
+    const page = await clocked.context.newPage()
     await page.clock.install()
     await page.goto(host.origin + '/')
     await page.evaluate((url) => (window as any).openFrame(url, null), main.frameUrl)
@@ -186,7 +188,7 @@ describe('the embedded frame', () => {
     await page.clock.runFor(600)
     await frame.waitForSelector('[data-state="no-handshake"]')
     expect(await frame.textContent('[data-state="no-handshake"]')).toBe(NO_HANDSHAKE_TEXT)
-    await page.close()
+    await clocked.close()
   })
 
   test('terminal on a spent handoff: one sentence, no cause; svc:session-ended once without a reason', async () => {
@@ -227,7 +229,9 @@ describe('the embedded frame', () => {
   })
 
   test('session-expiring exactly 60 s before lapse (browser clock), once', async () => {
-    const page = await browser.context.newPage()
+    // A fake clock is installed for a whole browser context, so this test gets a browser of its own.
+    const clocked = await launchBrowser()
+    const page = await clocked.context.newPage()
     await page.clock.install()
     await page.goto(host.origin + '/')
     await page.evaluate(([url, h]) => (window as any).openFrame(url, h), [main.frameUrl, await mint(main, caseId)] as const)
@@ -241,7 +245,7 @@ describe('the embedded frame', () => {
     expect(await ofType(page, 'svc:session-ended')).toEqual([])
     await page.clock.runFor(31_000)
     expect(await ofType(page, 'svc:session-ended')).toEqual([{ svc: 1, type: 'svc:session-ended' }])
-    await page.close()
+    await clocked.close()
   })
 
   test('a 401 during the session (revoked server-side) ends it: terminal, svc:session-ended once', async () => {
