@@ -7,7 +7,7 @@
 import type { Tx } from '../db/connect'
 import type { Block } from '../documents/blocks'
 import { registerUploadTarget, type UploadTargetKind } from '../documents/upload-targets'
-import type { StatusFields } from '../documents/store'
+import { renderUploadedFile, type StatusFields } from '../documents/store'
 
 /** A row of `question_groups` (with its number of guideline sources). */
 export interface GroupRow { id: string; name: string; description: string | null; guideline_count: number | string; created_at: Date; updated_at: Date }
@@ -69,19 +69,7 @@ export function renderGuideline(row: GuidelineRow) {
     id: row.id,
     question_group_id: row.question_group_id,
     ...(row.replaces_guideline_id !== null ? { replaces_guideline_id: row.replaces_guideline_id } : {}),
-    filename: row.filename,
-    content_type: row.content_type,
-    size_bytes: Number(row.size_bytes),
-    ...(row.checksum_sha256 !== null ? { checksum_sha256: row.checksum_sha256 } : {}),
-    status: row.status,
-    ...(row.page_count !== null ? { page_count: row.page_count } : {}),
-    ...(row.block_count !== null ? { block_count: row.block_count } : {}),
-    ...(row.error_code !== null ? { error_code: row.error_code } : {}),
-    ...(row.error_detail !== null ? { error_detail: row.error_detail } : {}),
-    ...(row.uploaded_at !== null ? { uploaded_at: row.uploaded_at.toISOString() } : {}),
-    ...(row.processed_at !== null ? { processed_at: row.processed_at.toISOString() } : {}),
-    created_at: row.created_at.toISOString(),
-    updated_at: row.updated_at.toISOString(),
+    ...renderUploadedFile(row),
   }
 }
 

@@ -35,9 +35,15 @@ export interface DocumentRow {
 
 /** The API shape of a document; optional fields are absent when unset. */
 export function renderDocument(row: DocumentRow) {
+  return { id: row.id, scenario_id: row.scenario_id, ...renderUploadedFile(row) }
+}
+
+/** The fields of an uploaded file (case document or guideline source) as the API shows them. */
+export type UploadedFileRow = Omit<DocumentRow, 'tenant_id' | 'id' | 'scenario_id' | 'blob_key' | 'bytes_verified' | 'ingestion_generation' | 'status'> & { status: string }
+
+/** The shared part of a case document's and a guideline source's API shape (from `filename` on). */
+export function renderUploadedFile(row: UploadedFileRow) {
   return {
-    id: row.id,
-    scenario_id: row.scenario_id,
     filename: row.filename,
     content_type: row.content_type,
     size_bytes: Number(row.size_bytes),

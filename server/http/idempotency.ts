@@ -85,3 +85,17 @@ export async function runIdempotent(ctx: IdempotencyContext, work: (tx: Tx) => P
   })
   return outcome as WorkResult & { replayed: boolean }
 }
+
+/** The part of Elysia's `set` a work result writes to. */
+interface ReplySet { status?: number | string; headers: Record<string, string | number> }
+
+/**
+ * Applies a work result to the response: its status, its Location, and `Idempotent-Replayed: true`
+ * when it was replayed. Returns the body for the route to return.
+ */
+export function replyWith(set: ReplySet, result: WorkResult & { replayed: boolean }): unknown {
+  set.status = result.status
+  if (result.location) set.headers.location = result.location
+  if (result.replayed) set.headers['idempotent-replayed'] = 'true'
+  return result.body
+}

@@ -10,7 +10,7 @@ import { accessControl, tenantOf } from '../auth/access'
 import { problems } from '../http/problem'
 import { documentQuery, readQuery } from '../http/query'
 import { PageQuery } from '../http/pagination'
-import { idempotencyKeyOf, runIdempotent } from '../http/idempotency'
+import { idempotencyKeyOf, runIdempotent, replyWith } from '../http/idempotency'
 import { LIST_PROBLEMS, PATH_PROBLEMS, responses } from '../http/docs'
 import { PageOf } from '../../schemas/common'
 import { Delivery, DeliveryParams, SubscriptionParams } from '../../schemas/notifications'
@@ -203,9 +203,7 @@ export function deliveryRoutes(deps: AppDeps) {
           return { status: 202, body: await one(tx, tenantId, row) }
         },
       )
-      set.status = result.status
-      if (result.replayed) set.headers['idempotent-replayed'] = 'true'
-      return result.body as Awaited<ReturnType<typeof one>>
+      return replyWith(set, result) as Awaited<ReturnType<typeof one>>
     }, {
       access: NOTIFICATIONS_WRITE,
       params: DeliveryParams,

@@ -8,7 +8,7 @@ import type { Tx } from '../db/connect'
 import { accessControl, tenantOf } from '../auth/access'
 import { problems } from '../http/problem'
 import { documentQuery, readQuery } from '../http/query'
-import { idempotencyKeyOf, runIdempotent } from '../http/idempotency'
+import { idempotencyKeyOf, runIdempotent, replyWith } from '../http/idempotency'
 import { BODY_PROBLEMS, LIST_PROBLEMS, PATH_PROBLEMS, responses } from '../http/docs'
 import { PageOf } from '../../schemas/common'
 import { Subscription, SubscriptionCreate, SubscriptionListQuery, SubscriptionParams } from '../../schemas/notifications'
@@ -118,10 +118,7 @@ export function subscriptionRoutes(deps: AppDeps) {
           return { status: 201, body: renderSubscription(row), location: `/v1/task-notification-subscriptions/${row.id}` }
         },
       )
-      set.status = result.status
-      if (result.location) set.headers.location = result.location
-      if (result.replayed) set.headers['idempotent-replayed'] = 'true'
-      return result.body as ReturnType<typeof renderSubscription>
+      return replyWith(set, result) as ReturnType<typeof renderSubscription>
     }, {
       access: NOTIFICATIONS_WRITE,
       body: SubscriptionCreate,

@@ -10,7 +10,7 @@ import type { Tx } from '../db/connect'
 import { accessControl, ANY_ROLE, tenantOf, type AccessRule } from '../auth/access'
 import { problems } from '../http/problem'
 import { documentQuery, readQuery } from '../http/query'
-import { idempotencyKeyOf, runIdempotent } from '../http/idempotency'
+import { idempotencyKeyOf, runIdempotent, replyWith } from '../http/idempotency'
 import { BODY_PROBLEMS, PATH_PROBLEMS, responses } from '../http/docs'
 import { appendCaseEvent } from '../events'
 import { actorOf, appendAudit } from './audit'
@@ -108,9 +108,7 @@ export function answerRoutes(deps: AppDeps) {
         } })
         return { status: 200, body: renderDecision(evaluation.id, computed, review) }
       })
-      set.status = result.status
-      if (result.replayed) set.headers['idempotent-replayed'] = 'true'
-      return result.body as ReturnType<typeof renderDecision>
+      return replyWith(set, result) as ReturnType<typeof renderDecision>
     }, {
       access: DECISION_REVIEW,
       params: ScenarioParams,

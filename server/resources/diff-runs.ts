@@ -9,7 +9,7 @@ import type { AppDeps } from '../deps'
 import { accessControl, tenantOf } from '../auth/access'
 import { problems } from '../http/problem'
 import { documentQuery, readQuery } from '../http/query'
-import { idempotencyKeyOf, runIdempotent } from '../http/idempotency'
+import { idempotencyKeyOf, runIdempotent, replyWith } from '../http/idempotency'
 import { consumeRate, RATE_PROBLEMS } from '../http/rate-limit'
 import { BODY_PROBLEMS, LIST_PROBLEMS, PATH_PROBLEMS, responses } from '../http/docs'
 import { subscribeInline } from '../notifications/inline'
@@ -50,10 +50,7 @@ export function diffRunRoutes(deps: AppDeps) {
         await enqueueDiffRun(tx, tenantId, id)
         return { status: 202, body: renderDiffRun(row!), location: diffRunPath(params.questionSetId, id) }
       })
-      set.status = result.status
-      if (result.location) set.headers.location = result.location
-      if (result.replayed) set.headers['idempotent-replayed'] = 'true'
-      return result.body as ReturnType<typeof renderDiffRun>
+      return replyWith(set, result) as ReturnType<typeof renderDiffRun>
     }, {
       access: QUESTION_SET_WRITE,
       params: QuestionSetParams,

@@ -10,7 +10,7 @@ import type { Principal } from '../auth/principal'
 import { accessControl, ANY_ROLE, CASE_WRITERS, tenantOf } from '../auth/access'
 import { ProblemError, problems } from '../http/problem'
 import { documentQuery, readQuery } from '../http/query'
-import { idempotencyKeyOf, runIdempotent } from '../http/idempotency'
+import { idempotencyKeyOf, runIdempotent, replyWith } from '../http/idempotency'
 import { consumeRate, RATE_PROBLEMS } from '../http/rate-limit'
 import { BODY_PROBLEMS, LIST_PROBLEMS, PATH_PROBLEMS, responses } from '../http/docs'
 import { ScenarioParams, PageOf } from '../../schemas/common'
@@ -89,10 +89,7 @@ export function documentRoutes(deps: AppDeps) {
           location: documentPath(params.scenarioId, id),
         }
       })
-      set.status = result.status
-      if (result.location) set.headers.location = result.location
-      if (result.replayed) set.headers['idempotent-replayed'] = 'true'
-      return result.body as Record<string, unknown>
+      return replyWith(set, result) as Record<string, unknown>
     }, {
       access: WRITE,
       params: ScenarioParams,
@@ -116,10 +113,7 @@ export function documentRoutes(deps: AppDeps) {
           where tenant_id = ${tenantId} and id = ${doc.id} and status = 'awaiting_upload'`
       }
       const result = await startIngestion(principal, tenantId, params, body, request, path, ['awaiting_upload'])
-      set.status = result.status
-      if (result.location) set.headers.location = result.location
-      if (result.replayed) set.headers['idempotent-replayed'] = 'true'
-      return result.body as Record<string, unknown>
+      return replyWith(set, result) as Record<string, unknown>
     }, {
       access: WRITE,
       params: DocumentParams,
@@ -133,10 +127,7 @@ export function documentRoutes(deps: AppDeps) {
     .post('/v1/scenarios/:scenarioId/documents/:documentId/reingest', async ({ principal, params, body, request, path, set }) => {
       const tenantId = tenantOf(principal)
       const result = await startIngestion(principal, tenantId, params, body, request, path, REINGESTABLE)
-      set.status = result.status
-      if (result.location) set.headers.location = result.location
-      if (result.replayed) set.headers['idempotent-replayed'] = 'true'
-      return result.body as Record<string, unknown>
+      return replyWith(set, result) as Record<string, unknown>
     }, {
       access: WRITE,
       params: DocumentParams,

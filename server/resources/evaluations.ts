@@ -9,7 +9,7 @@ import type { Tx } from '../db/connect'
 import { accessControl, ANY_ROLE, CASE_WRITERS, tenantOf, type AccessRule } from '../auth/access'
 import { problems } from '../http/problem'
 import { documentQuery, readQuery } from '../http/query'
-import { idempotencyKeyOf, runIdempotent } from '../http/idempotency'
+import { idempotencyKeyOf, runIdempotent, replyWith } from '../http/idempotency'
 import { consumeRate, RATE_PROBLEMS } from '../http/rate-limit'
 import { BODY_PROBLEMS, LIST_PROBLEMS, PATH_PROBLEMS, responses } from '../http/docs'
 import { subscribeInline } from '../notifications/inline'
@@ -75,10 +75,7 @@ export function evaluationRoutes(deps: AppDeps) {
         await enqueueJob(tx, { kind: EVALUATION_RUN, tenantId, payload: { scenarioId: scenario.id, evaluationId: row.id } })
         return { status: 202, body: renderEvaluation(row), location: evaluationPath(scenario.id, row.id) }
       })
-      set.status = result.status
-      if (result.location) set.headers.location = result.location
-      if (result.replayed) set.headers['idempotent-replayed'] = 'true'
-      return result.body as ReturnType<typeof renderEvaluation>
+      return replyWith(set, result) as ReturnType<typeof renderEvaluation>
     }, {
       access: EVALUATION_WRITE,
       params: ScenarioParams,

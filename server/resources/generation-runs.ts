@@ -9,7 +9,7 @@ import type { AppDeps } from '../deps'
 import { accessControl, tenantOf } from '../auth/access'
 import { problems } from '../http/problem'
 import { documentQuery, readQuery } from '../http/query'
-import { idempotencyKeyOf, runIdempotent } from '../http/idempotency'
+import { idempotencyKeyOf, runIdempotent, replyWith } from '../http/idempotency'
 import { consumeRate, RATE_PROBLEMS } from '../http/rate-limit'
 import { BODY_PROBLEMS, LIST_PROBLEMS, PATH_PROBLEMS, responses } from '../http/docs'
 import { subscribeInline } from '../notifications/inline'
@@ -31,13 +31,6 @@ const TAGS = ['Generation runs']
 export function generationRunRoutes(deps: AppDeps) {
   const { sql, cursors, config } = deps
   documentQuery('GET', '/v1/question-sets/{questionSetId}/generation-runs', RunListQuery)
-
-  const reply = (set: { status?: number | string; headers: Record<string, string | number> }, result: { status: number; location?: string; replayed: boolean; body: unknown }) => {
-    set.status = result.status
-    if (result.location) set.headers.location = result.location
-    if (result.replayed) set.headers['idempotent-replayed'] = 'true'
-    return result.body as Record<string, unknown>
-  }
 
   return new Elysia({ name: 'generation-runs' })
     .use(accessControl(deps.authenticate))
@@ -64,7 +57,7 @@ export function generationRunRoutes(deps: AppDeps) {
         await enqueueGeneration(tx, tenantId, id)
         return { status: 202, body: await renderRun(tx, row!), location: runPath(params.questionSetId, id) }
       })
-      return reply(set, result)
+      return replyWith(set, result) as Record<string, unknown>
     }, {
       access: QUESTION_SET_WRITE,
       params: QuestionSetParams,
@@ -127,7 +120,7 @@ export function generationRunRoutes(deps: AppDeps) {
         await enqueueGeneration(tx, tenantId, row.id)
         return { status: 202, body: await renderRun(tx, queued), location: runPath(row.question_set_id, row.id) }
       })
-      return reply(set, result)
+      return replyWith(set, result) as Record<string, unknown>
     }, {
       access: QUESTION_SET_WRITE,
       params: RunParams,
@@ -146,7 +139,7 @@ export function generationRunRoutes(deps: AppDeps) {
         const version = await acceptDrafts(tx, tenantId, row, body ?? {})
         return { status: 201, body: renderVersion(version), location: versionPath(row.question_set_id, version.id) }
       })
-      const out = reply(set, result)
+      const out = replyWith(set, result) as Record<string, unknown>
       set.headers.etag = (out as { etag: string }).etag
       return out
     }, {

@@ -10,7 +10,7 @@ import type { Principal } from '../auth/principal'
 import { accessControl, tenantOf } from '../auth/access'
 import { ProblemError, problems } from '../http/problem'
 import { documentQuery, readQuery } from '../http/query'
-import { idempotencyKeyOf, runIdempotent } from '../http/idempotency'
+import { idempotencyKeyOf, runIdempotent, replyWith } from '../http/idempotency'
 import { consumeRate, RATE_PROBLEMS } from '../http/rate-limit'
 import { BODY_PROBLEMS, LIST_PROBLEMS, PATH_PROBLEMS, responses } from '../http/docs'
 import { PageOf } from '../../schemas/common'
@@ -56,13 +56,6 @@ export function questionGroupRoutes(deps: AppDeps) {
       return { status: 202, body: renderGuideline(updated), location: guidelinePath(row.question_group_id, row.id) }
     })
 
-  const reply = (set: { status?: number | string; headers: Record<string, string | number> }, result: { status: number; location?: string; replayed: boolean; body: unknown }) => {
-    set.status = result.status
-    if (result.location) set.headers.location = result.location
-    if (result.replayed) set.headers['idempotent-replayed'] = 'true'
-    return result.body as Record<string, unknown>
-  }
-
   return new Elysia({ name: 'question-groups' })
     .use(accessControl(deps.authenticate))
     .post('/v1/question-groups', async ({ principal, body, request, path, set }) => {
@@ -73,7 +66,7 @@ export function questionGroupRoutes(deps: AppDeps) {
         await tx`insert into question_groups (tenant_id, id, name, description) values (${tenantId}, ${id}, ${body.name}, ${body.description ?? null})`
         return { status: 201, body: renderGroup((await findGroup(tx, tenantId, id))!), location: `/v1/question-groups/${id}` }
       })
-      return reply(set, result)
+      return replyWith(set, result) as Record<string, unknown>
     }, {
       access: QUESTION_SET_WRITE,
       body: QuestionGroupCreate,
@@ -131,7 +124,7 @@ export function questionGroupRoutes(deps: AppDeps) {
           location: guidelinePath(params.groupId, id),
         }
       })
-      return reply(set, result)
+      return replyWith(set, result) as Record<string, unknown>
     }, {
       access: QUESTION_SET_WRITE,
       params: QuestionGroupParams,
@@ -152,7 +145,7 @@ export function questionGroupRoutes(deps: AppDeps) {
           update guidelines set bytes_verified = true, uploaded_at = coalesce(uploaded_at, now()), updated_at = now()
           where tenant_id = ${tenantId} and id = ${row.id} and status = 'awaiting_upload'`
       }
-      return reply(set, await startIngestion(principal, tenantId, params, body, request, path, ['awaiting_upload']))
+      return replyWith(set, await startIngestion(principal, tenantId, params, body, request, path, ['awaiting_upload'])) as Record<string, unknown>
     }, {
       access: QUESTION_SET_WRITE,
       params: GuidelineParams,
@@ -164,7 +157,7 @@ export function questionGroupRoutes(deps: AppDeps) {
       },
     })
     .post('/v1/question-groups/:groupId/guidelines/:guidelineId/reingest', async ({ principal, params, body, request, path, set }) =>
-      reply(set, await startIngestion(principal, tenantOf(principal), params, body, request, path, REINGESTABLE)), {
+      replyWith(set, await startIngestion(principal, tenantOf(principal), params, body, request, path, REINGESTABLE)) as Record<string, unknown>, {
       access: QUESTION_SET_WRITE,
       params: GuidelineParams,
       body: t.Union([GuidelineComplete, t.Null()]),

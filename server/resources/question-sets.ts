@@ -10,7 +10,7 @@ import type { Tx } from '../db/connect'
 import { accessControl, ANY_ROLE, tenantOf, type AccessRule } from '../auth/access'
 import { ProblemError, problems } from '../http/problem'
 import { documentQuery, readQuery } from '../http/query'
-import { idempotencyKeyOf, runIdempotent } from '../http/idempotency'
+import { idempotencyKeyOf, runIdempotent, replyWith } from '../http/idempotency'
 import { consumeRate, RATE_PROBLEMS } from '../http/rate-limit'
 import { BODY_PROBLEMS, LIST_PROBLEMS, PATH_PROBLEMS, responses } from '../http/docs'
 import { subscribeInline } from '../notifications/inline'
@@ -64,10 +64,7 @@ export function questionSetRoutes(deps: AppDeps) {
         await tx`insert into question_sets (tenant_id, id, name, vertical) values (${tenantId}, ${id}, ${body.name}, ${body.vertical ?? null})`
         return { status: 201, body: renderQuestionSet((await findQuestionSet(tx, tenantId, id))!), location: `/v1/question-sets/${id}` }
       })
-      set.status = result.status
-      if (result.location) set.headers.location = result.location
-      if (result.replayed) set.headers['idempotent-replayed'] = 'true'
-      return result.body as ReturnType<typeof renderQuestionSet>
+      return replyWith(set, result) as ReturnType<typeof renderQuestionSet>
     }, {
       access: QUESTION_SET_WRITE,
       body: QuestionSetCreate,
@@ -119,11 +116,8 @@ export function questionSetRoutes(deps: AppDeps) {
         await tx`update question_sets set updated_at = now() where tenant_id = ${tenantId} and id = ${params.questionSetId}`
         return { status: 201, body: renderVersion(row!), location: versionPath(params.questionSetId, row!.id) }
       })
-      set.status = result.status
-      if (result.location) set.headers.location = result.location
       set.headers.etag = (result.body as { etag: string }).etag
-      if (result.replayed) set.headers['idempotent-replayed'] = 'true'
-      return result.body as ReturnType<typeof renderVersion>
+      return replyWith(set, result) as ReturnType<typeof renderVersion>
     }, {
       access: QUESTION_SET_WRITE,
       params: QuestionSetParams,
@@ -211,10 +205,7 @@ export function questionSetRoutes(deps: AppDeps) {
         await enqueueJob(tx, { kind: QUESTION_SET_PUBLISH, tenantId, payload: { questionSetId: params.questionSetId, versionId: current.id } })
         return { status: 202, body: renderVersion(row!), location: versionPath(params.questionSetId, current.id) }
       })
-      set.status = result.status
-      if (result.location) set.headers.location = result.location
-      if (result.replayed) set.headers['idempotent-replayed'] = 'true'
-      return result.body as ReturnType<typeof renderVersion>
+      return replyWith(set, result) as ReturnType<typeof renderVersion>
     }, {
       access: QUESTION_SET_WRITE,
       params: VersionParams,

@@ -7,7 +7,7 @@ import type { AppDeps } from '../deps'
 import { accessControl, tenantOf } from '../auth/access'
 import { problems } from '../http/problem'
 import { documentQuery, readQuery } from '../http/query'
-import { idempotencyKeyOf, runIdempotent } from '../http/idempotency'
+import { idempotencyKeyOf, runIdempotent, replyWith } from '../http/idempotency'
 import { BODY_PROBLEMS, LIST_PROBLEMS, PATH_PROBLEMS, responses } from '../http/docs'
 import { subscribeInline } from '../notifications/inline'
 import { appendCaseEvent } from '../events'
@@ -39,10 +39,7 @@ export function reportRoutes(deps: AppDeps) {
         await enqueueJob(tx, { kind: REPORT_GENERATED, tenantId, payload: { scenarioId: params.scenarioId, reportId: row.id } })
         return { status: 202, body: renderReport(row), location: reportPath(params.scenarioId, row.id) }
       })
-      set.status = result.status
-      if (result.location) set.headers.location = result.location
-      if (result.replayed) set.headers['idempotent-replayed'] = 'true'
-      return result.body as ReturnType<typeof renderReport>
+      return replyWith(set, result) as ReturnType<typeof renderReport>
     }, {
       access: EVALUATION_WRITE,
       params: ScenarioParams,

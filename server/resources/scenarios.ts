@@ -7,7 +7,7 @@ import type { Tx } from '../db/connect'
 import { accessControl, ANY_ROLE, CASE_WRITERS, tenantOf } from '../auth/access'
 import { problems } from '../http/problem'
 import { documentQuery, readQuery } from '../http/query'
-import { idempotencyKeyOf, runIdempotent } from '../http/idempotency'
+import { idempotencyKeyOf, runIdempotent, replyWith } from '../http/idempotency'
 import { ScenarioParams, PageOf } from '../../schemas/common'
 import { Scenario, ScenarioCreate, ScenarioListQuery } from '../../schemas/scenario'
 import { VERTICAL_KEYS } from './verticals'
@@ -69,10 +69,7 @@ export function scenarioRoutes(deps: AppDeps) {
           return { status: 201, body: renderScenario(row!), location: `/v1/scenarios/${row!.id}` }
         },
       )
-      set.status = result.status
-      if (result.location) set.headers.location = result.location
-      if (result.replayed) set.headers['idempotent-replayed'] = 'true'
-      return result.body as ReturnType<typeof renderScenario>
+      return replyWith(set, result) as ReturnType<typeof renderScenario>
     }, {
       access: { roles: CASE_WRITERS, scopes: ['scenarios:write'] },
       body: ScenarioCreate,

@@ -8,7 +8,7 @@ import type { AppDeps } from '../deps'
 import { accessControl, tenantOf } from '../auth/access'
 import { problems } from '../http/problem'
 import { documentQuery, readQuery } from '../http/query'
-import { idempotencyKeyOf, runIdempotent } from '../http/idempotency'
+import { idempotencyKeyOf, runIdempotent, replyWith } from '../http/idempotency'
 import { consumeRate, RATE_PROBLEMS } from '../http/rate-limit'
 import { BODY_PROBLEMS, LIST_PROBLEMS, PATH_PROBLEMS, responses } from '../http/docs'
 import { subscribeInline } from '../notifications/inline'
@@ -43,10 +43,7 @@ export function structureTaskRoutes(deps: AppDeps) {
         await enqueueStructureTask(tx, tenantId, id)
         return { status: 202, body: renderStructureTask(row!), location: structureTaskPath(row!) }
       })
-      set.status = result.status
-      if (result.location) set.headers.location = result.location
-      if (result.replayed) set.headers['idempotent-replayed'] = 'true'
-      return result.body as ReturnType<typeof renderStructureTask>
+      return replyWith(set, result) as ReturnType<typeof renderStructureTask>
     }, {
       access: QUESTION_SET_WRITE,
       params: VersionParams,
