@@ -27,10 +27,30 @@ const clientOptions = {
   },
 } as const
 
+/**
+ * Splits a connection string into what porsager reads from a URL and the libpq spelling it does not:
+ * `?host=/var/run/postgresql` (a Unix-socket directory, as psql accepts it). A PostgreSQL on the
+ * same machine answers over its socket with a fraction of the kernel work of loopback TCP.
+ */
+export function connectionOptions(databaseUrl: string): { url: string; host?: string } {
+  const url = new URL(databaseUrl)
+  const host = url.searchParams.get('host')
+  if (host === null) return { url: databaseUrl }
+  if (!host.startsWith('/')) throw new Error('DATABASE_URL: the host parameter must be an absolute Unix-socket directory')
+  url.searchParams.delete('host')
+  return { url: url.toString(), host }
+}
+
+/** A porsager client for a connection string, honouring the `?host=/socket/dir` spelling. */
+export function postgresClient(databaseUrl: string, options: postgres.Options<{}> = {}): Sql {
+  const { url, host } = connectionOptions(databaseUrl)
+  return postgres(url, { ...options, ...(host ? { host } : {}) })
+}
+
 /** Opens the database the configuration names: DATABASE_URL, or the embedded PGlite in dataDir. */
 export async function openDatabase(opts: { databaseUrl?: string; dataDir: string; max?: number }): Promise<Database> {
   if (opts.databaseUrl) {
-    const sql = postgres(opts.databaseUrl, { ...clientOptions, max: opts.max ?? 10, idle_timeout: 30 })
+    const sql = postgresClient(opts.databaseUrl, { ...clientOptions, max: opts.max ?? 10, idle_timeout: 30 })
     return { sql, embedded: false, close: () => sql.end({ timeout: 5 }) }
   }
   return openEmbedded(opts.dataDir)

@@ -1,7 +1,7 @@
 // Cached credential lookups never outlive a change: a local revoke or suspension is immediate, a
 // change made by another process reaches this one through NOTIFY (PostgreSQL) or lapses in 5 s.
 import { afterAll, beforeAll, expect, test, setDefaultTimeout } from 'bun:test'
-import postgres from 'postgres'
+import { postgresClient } from '../../server/db/connect'
 import { call, startApp, type TestApp } from '../helpers/app'
 
 setDefaultTimeout(60_000) // file-scoped in Bun 1.4: the preload only reaches the first file
@@ -29,7 +29,7 @@ test('a revoke by another process reaches the cache (NOTIFY on PostgreSQL, TTL o
   expect((await call(app.url, 'GET', '/v1/scenarios', { token: key })).status).toBe(200)
   const url = app.config.databaseUrl
   if (url) {
-    const other = postgres(url, { max: 1, onnotice: () => {} })
+    const other = postgresClient(url, { max: 1, onnotice: () => {} })
     await other`update api_keys set revoked_at = now() where key_prefix = ${key.slice(0, 13)}`
     await other.end()
   } else {

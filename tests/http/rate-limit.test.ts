@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test, setDefaultTimeout } from 'bun:test'
-import postgres from 'postgres'
+import { postgresClient, type Sql } from '../../server/db/connect'
 import { call, problemOf, startApp, type TestApp } from '../helpers/app'
 import { consumeRate, takeRateToken, type RateClassName } from '../../server/http/rate-limit'
 
@@ -7,7 +7,7 @@ setDefaultTimeout(60_000) // file-scoped in Bun 1.4: the preload only reaches th
 
 // Run class: burst 3, one token back every 0.5 s (refill tests). Unit class: burst 5, one per hour (exact counts).
 let app: TestApp
-let second: postgres.Sql | undefined
+let second: Sql | undefined
 
 beforeAll(async () => {
   let self: TestApp | undefined
@@ -23,7 +23,7 @@ beforeAll(async () => {
   self = app
   // A second client of the same database, standing in for another API process (PostgreSQL only:
   // the embedded database is one session owned by one process, so it has no second API process).
-  if (app.config.databaseUrl) second = postgres(app.config.databaseUrl, { max: 4, onnotice: () => {} })
+  if (app.config.databaseUrl) second = postgresClient(app.config.databaseUrl, { max: 4, onnotice: () => {} })
 })
 afterAll(async () => {
   await second?.end({ timeout: 5 })

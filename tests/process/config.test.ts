@@ -8,6 +8,7 @@ const bad: Array<[string, Record<string, string>]> = [
   ['PORT', { PORT: 'eighty' }],
   ['PORT', { PORT: '70000' }],
   ['DATABASE_URL', { DATABASE_URL: 'mysql://x' }],
+  ['DATABASE_URL', { DATABASE_URL: 'postgres://svc@localhost/svc?host=var/run/postgresql' }],
   ['SVC_BASE_URL', { SVC_BASE_URL: 'not a url' }],
   ['SVC_OIDC_ISSUER', { SVC_OIDC_ISSUER: 'ftp://idp' }],
   ['SVC_SMTP_URL', { SVC_SMTP_URL: 'http://mail' }],

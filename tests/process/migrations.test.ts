@@ -1,7 +1,7 @@
 // Migrations: every sql/NNN_*.sql file is listed, applied once, and concurrent starts do not race.
 import { afterAll, beforeAll, expect, test, setDefaultTimeout } from 'bun:test'
 import { readdirSync } from 'node:fs'
-import postgres from 'postgres'
+import { postgresClient } from '../../server/db/connect'
 import { MIGRATIONS } from '../../sql/index'
 import { migrate, migrationsCurrent, LATEST_MIGRATION } from '../../server/db/migrate'
 import { createTestDatabase, type TestDatabase } from '../helpers/database'
@@ -23,8 +23,8 @@ test('two processes migrating at once apply each migration exactly once', async 
     console.warn('skipped on the embedded database: needs two independent connections (set DATABASE_URL)')
     return
   }
-  const a = postgres(database.url, { max: 1, onnotice: () => {} })
-  const b = postgres(database.url, { max: 1, onnotice: () => {} })
+  const a = postgresClient(database.url, { max: 1, onnotice: () => {} })
+  const b = postgresClient(database.url, { max: 1, onnotice: () => {} })
   try {
     const [ra, rb] = await Promise.all([migrate(a), migrate(b)])
     expect([...ra, ...rb].sort((x, y) => x - y)).toEqual(MIGRATIONS.map((m) => m.version))
