@@ -1,0 +1,76 @@
+/**
+ * The delivery batch read keeps probing by primary key however its prepared statement was planned.
+ * A generic plan is made once per connection, often while the tables are still small; a plain join
+ * of the batch keys was then planned as a hash join over a sequential scan of every delivery and
+ * kept as the table grew (the delivery benchmark fell from ~400 to ~200 deliveries/s in a minute).
+ * PostgreSQL only: the counters read here are PostgreSQL's statistics views.
+ */
+import { afterAll, beforeAll, expect, test, setDefaultTimeout } from 'bun:test'
+import { startApp, type TestApp } from '../helpers/app'
+import { postgresClient, type Sql } from '../../server/db/connect'
+import { createSubscription } from '../../server/notifications/subscriptions'
+import { rotateSecret } from '../../server/notifications/signing-secret'
+import { finishTask } from '../../jobs/notify'
+import { deliveryJobKind } from '../../jobs/deliver'
+import type { ClaimedJob } from '../../jobs/types'
+
+setDefaultTimeout(60_000) // file-scoped in Bun 1.4: the preload only reaches the first file
+
+let app: TestApp
+let client: Sql | undefined
+
+beforeAll(async () => {
+  app = await startApp({ runner: false })
+  // One session that plans every statement generically, as a long-lived pool connection ends up doing.
+  if (app.config.databaseUrl) client = postgresClient(app.config.databaseUrl, { max: 1, onnotice: () => {}, connection: { plan_cache_mode: 'force_generic_plan' } })
+})
+afterAll(async () => {
+  await client?.end()
+  await app?.stop()
+})
+
+/**
+ * Runs one batch read in a transaction of `sql` and reads this session's own scan counts of the
+ * delivery tables (pg_stat_xact_user_tables: this session only, so the app's writes do not count).
+ */
+async function scansOfOneRead(sql: Sql, jobs: ClaimedJob[], deps: TestApp['deps']) {
+  return sql.begin(async (tx) => {
+    await deliveryJobKind().load!(tx as unknown as Sql, jobs, deps)
+    const rows = await tx<{ relname: string; seq_scan: string; idx_scan: string }[]>`
+      select relname, seq_scan, idx_scan from pg_stat_xact_user_tables
+      where relname in ('notification_deliveries', 'task_notification_subscriptions') order by relname`
+    return rows.map((r) => ({ table: r.relname, seq: Number(r.seq_scan), idx: Number(r.idx_scan) }))
+  })
+}
+
+test('the batch read of deliveries never scans the delivery tables, even planned while they were tiny', async () => {
+  if (!client) return console.warn('skipped on the embedded database: reads PostgreSQL statistics views (set DATABASE_URL)')
+  const tenant = await app.tenant()
+  await app.sql.begin((tx) => rotateSecret(tx, app.deps.secretKey, tenant.id))
+  const finishOne = async () => {
+    const taskId = crypto.randomUUID()
+    return app.sql.begin(async (tx) => {
+      await createSubscription(tx, tenant.id, { taskKind: 'evaluation_run', taskId, channel: 'webhook', webhook: { url: 'https://hooks.example.com/svc' } })
+      await finishTask(tx, { tenantId: tenant.id, taskKind: 'evaluation_run', taskId, resourcePath: `/v1/scenarios/s/evaluations/${taskId}`, result: 'succeeded' })
+    })
+  }
+  for (let i = 0; i < 3; i++) await finishOne()
+  const jobs = await app.sql<{ id: string; tenant_id: string; payload: { deliveryId: string } }[]>`select id, tenant_id, payload from jobs where kind = 'deliver_notification'`
+  expect(jobs.length).toBe(3)
+  const claimed = (): ClaimedJob[] => jobs.map((j) => ({ id: j.id, kind: 'deliver_notification', tenantId: j.tenant_id, payload: j.payload, attempts: 1 }))
+  // Planned now, while both tables hold three rows...
+  for (let i = 0; i < 3; i++) {
+    const batch = claimed()
+    const scans = await scansOfOneRead(client, batch, app.deps)
+    for (const job of batch) expect((job.loaded as { webhook_url: string }).webhook_url).toBe('https://hooks.example.com/svc')
+    expect(scans.map((s) => s.seq)).toEqual([0, 0])
+  }
+  // ...and still probing by key once they have grown under the cached plan.
+  for (let i = 0; i < 200; i++) await finishOne()
+  const batch = claimed()
+  const scans = await scansOfOneRead(client, batch, app.deps)
+  expect(batch.every((j) => j.loaded !== undefined)).toBe(true)
+  expect(scans.map((s) => [s.table, s.seq])).toEqual([['notification_deliveries', 0], ['task_notification_subscriptions', 0]])
+  // (the session's not yet flushed counts of the earlier reads are included: at least this read's 3 each)
+  expect(scans.every((s) => s.idx >= 3)).toBe(true)
+})
