@@ -56,7 +56,7 @@ export async function startApp(options: StartOptions = {}): Promise<TestApp> {
     PORT: '0',
     ...options.env,
   })
-  const db = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir })
+  const db = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, max: config.dbPoolMax })
   await migrate(db.sql)
   // Like main.ts: on the embedded database the operator CLI reaches this process through its control socket.
   const closeControlSocket = db.embedded ? serveControlSocket(config.dataDir, db) : () => {}
