@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { createTestDatabase } from '../helpers/database'
 import { runCli, spawnService } from '../helpers/service-process'
-import { load, type LoadResult } from './load'
+import { load, median, type LoadResult } from './load'
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 5)
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 50)
@@ -44,7 +44,6 @@ const measure = async (base: string, method: 'GET' | 'POST', path: string, statu
   load(() => new Request(base + path, { method, headers: auth, body: method === 'POST' ? createBody : undefined }), { ...opts, seconds: secs, expectStatus: status })
 const show = (label: string, r: LoadResult) =>
   console.log(`  ${label.padEnd(26)} ${r.rps.toFixed(0).padStart(7)} req/s  p50 ${r.p50.toFixed(2)} ms  p99 ${r.p99.toFixed(2)} ms  errors ${r.errors}`)
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!
 
 console.log(`api.bench: ${connections} connections, ${seconds} s per measurement, ${rounds} rounds, PostgreSQL${env.DATABASE_URL!.includes('host=/') ? ' (Unix socket)' : ' (TCP)'}, pool ${env.SVC_DB_POOL_MAX ?? 'default'}`)
 // Paired rounds, baseline and service back to back, so a slow spell of this shared machine lands

@@ -16,6 +16,7 @@ import { startRunner } from '../../jobs/runner'
 import { postWebhook } from '../../jobs/webhook-sender'
 import { signatureHeader } from '../../jobs/signing'
 import { renderEnvelope } from '../../server/notifications/envelope'
+import { median } from './load'
 
 const total = Number(process.env.BENCH_DELIVERIES ?? 400)
 const concurrency = Number(process.env.BENCH_CONCURRENCY ?? 8)
@@ -91,8 +92,7 @@ for (let round = 1; round <= rounds; round++) {
   ratios.push(service / bare)
   console.log(`round ${round}: bare sign+POST loop ${bare.toFixed(0)}/s, service (outbox+runner) ${service.toFixed(0)}/s, ratio ${(service / bare).toFixed(2)}`)
 }
-const median = [...ratios].sort((a, b) => a - b)[Math.floor(ratios.length / 2)]!
-console.log(`ratio ${median.toFixed(2)} median of [${ratios.map((r) => r.toFixed(2)).join(' ')}] (target >= 0.5)`)
+console.log(`ratio ${median(ratios).toFixed(2)} median of [${ratios.map((r) => r.toFixed(2)).join(' ')}] (target >= 0.5)`)
 
 await app.stop()
 sink.kill()

@@ -33,3 +33,8 @@ export async function load(makeRequest: () => Request, opts: { connections: numb
   const pct = (p: number) => latencies[Math.min(latencies.length - 1, Math.floor(latencies.length * p))] ?? 0
   return { requests: latencies.length, errors, rps: latencies.length / elapsed, p50: pct(0.5), p99: pct(0.99) }
 }
+
+/** The median of a list of figures (the upper middle one for an even count). */
+export function median(xs: number[]): number {
+  return [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!
+}
