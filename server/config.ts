@@ -16,7 +16,7 @@ export interface Config {
   port: number
   host: string
   databaseUrl: string | undefined
-  /** Connections of this process's PostgreSQL pool (SVC_DB_POOL_MAX; default 2 x CPU cores + 1). */
+  /** Connections of this process's PostgreSQL pool (SVC_DB_POOL_MAX; default 2 x CPU cores + 1, at most 20). */
   dbPoolMax: number
   dataDir: string
   baseUrl: string
@@ -117,13 +117,14 @@ const ipLiteral = (name: string, v: string): string => {
 }
 
 /**
- * The default pool: PostgreSQL's rule of thumb for active connections, twice the cores plus one.
+ * The default pool: PostgreSQL's rule of thumb for active connections, twice the cores plus one,
+ * at most 20 (a few processes on large hosts stay under PostgreSQL's default 100 connections).
  * The service holds a connection only for a statement or a short transaction (parsing, model calls
  * and webhook sends run outside any), so more connections add contention, not throughput: on a
  * 2-core host 5 connections serve ~15% more reads per second than 10.
  */
-export function defaultPoolSize(): number {
-  return 2 * availableParallelism() + 1
+export function defaultPoolSize(cores = availableParallelism()): number {
+  return Math.min(20, 2 * cores + 1)
 }
 
 /** Reads and validates the process configuration from an environment (process.env by default). */

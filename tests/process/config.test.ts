@@ -1,7 +1,7 @@
 // Configuration: a bad value stops the start with one line naming the variable.
 import { expect, test, setDefaultTimeout } from 'bun:test'
 import { availableParallelism } from 'node:os'
-import { ConfigError, loadConfig } from '../../server/config'
+import { ConfigError, defaultPoolSize, loadConfig } from '../../server/config'
 
 setDefaultTimeout(60_000) // file-scoped in Bun 1.4: the preload only reaches the first file
 
@@ -45,7 +45,8 @@ test('defaults follow the operating contract', () => {
   expect(c.embedSessionTtlSeconds).toBe(1800)
   expect(c.maxJsonBodyBytes).toBe(1_048_576)
   expect(c.databaseUrl).toBeUndefined()
-  expect(c.dbPoolMax).toBe(2 * availableParallelism() + 1)
+  expect(c.dbPoolMax).toBe(Math.min(20, 2 * availableParallelism() + 1))
+  expect([1, 2, 8, 16, 64].map((cores) => defaultPoolSize(cores))).toEqual([3, 5, 17, 20, 20])
   expect(loadConfig({ SVC_DB_POOL_MAX: '12' }).dbPoolMax).toBe(12)
   expect(c.s3).toBeUndefined()
 })
