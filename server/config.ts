@@ -4,6 +4,7 @@
  */
 import { availableParallelism } from 'node:os'
 import { resolve } from 'node:path'
+import { connectionOptions } from './db/connect'
 
 /** A rate class as `burst/refill_seconds`: `burst` tokens, one token back every `refillSeconds`. */
 export interface RateClass { burst: number; refillSeconds: number }
@@ -154,7 +155,9 @@ export function loadConfig(env: Env = process.env): Config {
     : undefined
   const databaseUrl = str(env, 'DATABASE_URL')
   if (databaseUrl !== undefined && !/^postgres(ql)?:\/\//.test(databaseUrl)) fail('DATABASE_URL', 'must be a postgres:// connection string')
-  if (databaseUrl !== undefined && !(new URL(databaseUrl).searchParams.get('host') ?? '/').startsWith('/')) fail('DATABASE_URL', 'the host parameter must be an absolute Unix-socket directory (e.g. ?host=/var/run/postgresql)')
+  if (databaseUrl !== undefined) {
+    try { connectionOptions(databaseUrl) } catch (e) { fail('DATABASE_URL', (e as Error).message) }
+  }
   const mailFrom = str(env, 'SVC_MAIL_FROM') ?? 'notifications@localhost'
   if (!/^[^\s@<>]+@[^\s@<>]+$/.test(mailFrom) && !/^[^<>]*<[^\s@<>]+@[^\s@<>]+>$/.test(mailFrom)) fail('SVC_MAIL_FROM', 'must be an email address')
   return {

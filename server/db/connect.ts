@@ -36,7 +36,7 @@ export function connectionOptions(databaseUrl: string): { url: string; host?: st
   const url = new URL(databaseUrl)
   const host = url.searchParams.get('host')
   if (host === null) return { url: databaseUrl }
-  if (!host.startsWith('/')) throw new Error('DATABASE_URL: the host parameter must be an absolute Unix-socket directory')
+  if (!host.startsWith('/')) throw new Error('has a host parameter that is not an absolute Unix-socket directory (use e.g. ?host=/var/run/postgresql)')
   url.searchParams.delete('host')
   return { url: url.toString(), host }
 }
