@@ -7,7 +7,7 @@
 import type { Tx } from '../db/connect'
 import type { Block } from '../documents/blocks'
 import { registerUploadTarget, type UploadTargetKind } from '../documents/upload-targets'
-import { renderUploadedFile, type StatusFields } from '../documents/store'
+import { renderUploadedFile, statusAssignments, type StatusFields } from '../documents/store'
 
 /** A row of `question_groups` (with its number of guideline sources). */
 export interface GroupRow { id: string; name: string; description: string | null; guideline_count: number | string; created_at: Date; updated_at: Date }
@@ -95,15 +95,7 @@ export type GuidelineStatusFields = StatusFields
 /** Moves a guideline to a status in the caller's transaction; returns the updated row. */
 export async function setGuidelineStatus(tx: Tx, row: GuidelineRow, status: GuidelineStatus, fields: GuidelineStatusFields = {}): Promise<GuidelineRow> {
   const [updated] = await tx<GuidelineRow[]>`
-    update guidelines set
-      status = ${status},
-      page_count = ${fields.pageCount !== undefined ? fields.pageCount : row.page_count},
-      block_count = ${fields.blockCount !== undefined ? fields.blockCount : row.block_count},
-      error_code = ${fields.errorCode !== undefined ? fields.errorCode : null},
-      error_detail = ${fields.errorDetail !== undefined ? fields.errorDetail : null},
-      processed_at = ${fields.processed ? tx`now()` : tx`processed_at`},
-      ingestion_generation = ingestion_generation + ${fields.bumpGeneration ? 1 : 0},
-      updated_at = now()
+    update guidelines set ${statusAssignments(tx, status, row, fields)}
     where tenant_id = ${row.tenant_id} and id = ${row.id}
     returning *`
   await tx`update question_groups set updated_at = now() where tenant_id = ${row.tenant_id} and id = ${row.question_group_id}`

@@ -108,20 +108,28 @@ export interface StatusFields {
 }
 
 /**
+ * The SET list of a status change of an uploaded file (a case document or a guideline source: the
+ * same status columns), for the owner's own UPDATE of its table.
+ */
+export function statusAssignments(tx: Tx, status: string, current: { page_count: number | null; block_count: number | null }, fields: StatusFields) {
+  return tx`
+      status = ${status},
+      page_count = ${fields.pageCount !== undefined ? fields.pageCount : current.page_count},
+      block_count = ${fields.blockCount !== undefined ? fields.blockCount : current.block_count},
+      error_code = ${fields.errorCode !== undefined ? fields.errorCode : null},
+      error_detail = ${fields.errorDetail !== undefined ? fields.errorDetail : null},
+      processed_at = ${fields.processed ? tx`now()` : tx`processed_at`},
+      ingestion_generation = ingestion_generation + ${fields.bumpGeneration ? 1 : 0},
+      updated_at = now()`
+}
+
+/**
  * Moves a document to a status in the caller's transaction and appends the `document.status`
  * event of its case. Returns the updated row.
  */
 export async function setDocumentStatus(tx: Tx, doc: DocumentRow, status: DocumentStatus, fields: StatusFields = {}): Promise<DocumentRow> {
   const [row] = await tx<DocumentRow[]>`
-    update documents set
-      status = ${status},
-      page_count = ${fields.pageCount !== undefined ? fields.pageCount : doc.page_count},
-      block_count = ${fields.blockCount !== undefined ? fields.blockCount : doc.block_count},
-      error_code = ${fields.errorCode !== undefined ? fields.errorCode : null},
-      error_detail = ${fields.errorDetail !== undefined ? fields.errorDetail : null},
-      processed_at = ${fields.processed ? tx`now()` : tx`processed_at`},
-      ingestion_generation = ingestion_generation + ${fields.bumpGeneration ? 1 : 0},
-      updated_at = now()
+    update documents set ${statusAssignments(tx, status, doc, fields)}
     where tenant_id = ${doc.tenant_id} and id = ${doc.id}
     returning *`
   await appendCaseEvent(tx, {
