@@ -70,7 +70,7 @@ class Engine {
   async claim(n: number): Promise<ClaimedJob[]> {
     if (n <= 0) return []
     const { sql } = this.deps
-    const rows = await sql<{ id: string; kind: string; tenant_id: string | null; payload: Record<string, any>; attempts: number }[]>`
+    const rows = await sql<{ id: string; kind: string; tenant_id: string | null; payload: Record<string, any>; attempts: number; last_error: string | null }[]>`
       update jobs j
       set locked_by = ${this.workerId}, locked_until = now() + make_interval(secs => ${this.leaseMs / 1000}),
           attempts = j.attempts + 1, updated_at = now()
@@ -82,8 +82,20 @@ class Engine {
         for update skip locked
       ) due
       where j.id = due.id
-      returning j.id, j.kind, j.tenant_id, j.payload, j.attempts`
-    const jobs: ClaimedJob[] = rows.map((r) => ({ id: r.id, kind: r.kind, tenantId: r.tenant_id, payload: r.payload, attempts: r.attempts }))
+      returning j.id, j.kind, j.tenant_id, j.payload, j.attempts, j.last_error`
+    const claimed: ClaimedJob[] = rows.map((r) => ({ id: r.id, kind: r.kind, tenantId: r.tenant_id, payload: r.payload, attempts: r.attempts }))
+    // An attempt counts when it is claimed. A job claimed past its limit had its last run end with
+    // its worker or its whole process (a crash never throws): it is dead, not run again.
+    const jobs: ClaimedJob[] = []
+    for (const job of claimed) {
+      const kind = this.kinds[job.kind]
+      const max = kind?.maxAttempts ?? DEFAULT_MAX_ATTEMPTS
+      if (job.attempts <= max) { jobs.push(job); continue }
+      job.attempts = max
+      job.giveUpReason = `worker crashed: the process running the job ended during its last attempt (${max} attempts)`
+      await this.giveUp(job, kind, job.giveUpReason).catch((e) =>
+        this.log('error', 'job give-up failed', { job_id: job.id, kind: job.kind, error: String((e as Error)?.message ?? e) }))
+    }
     // Kinds with a batch read get one query for all their jobs of this claim.
     for (const [name, kind] of Object.entries(this.kinds)) {
       const mine = kind.load ? jobs.filter((j) => j.kind === name) : []
@@ -151,19 +163,9 @@ class Engine {
     const message = String((error as Error)?.message ?? error).slice(0, 2000)
     const max = kind?.maxAttempts ?? DEFAULT_MAX_ATTEMPTS
     if (job.attempts >= max) {
-      this.log('error', 'job given up', { job_id: job.id, kind: job.kind, attempts: job.attempts, error: message })
-      const markDead = (tx: Tx) => tx`
-        update jobs set dead_at = now(), last_error = ${message}, locked_by = null, locked_until = null, updated_at = now()
-        where id = ${job.id} and locked_by = ${this.workerId} returning id`
-      try {
-        await sql.begin(async (tx) => {
-          const [own] = await markDead(tx)
-          if (own && kind?.onGiveUp) await kind.onGiveUp(tx, job, this.deps)
-        })
-      } catch (e) {
-        this.log('error', 'job onGiveUp failed', { job_id: job.id, kind: job.kind, error: String((e as Error)?.message ?? e) })
-        await sql.begin((tx) => markDead(tx))
-      }
+      const publicReason = (error as { publicReason?: unknown })?.publicReason
+      if (typeof publicReason === 'string') job.giveUpReason = publicReason
+      await this.giveUp(job, kind, message)
       return
     }
     const delay = (kind?.backoffMs ?? jobBackoffMs)(job.attempts)
@@ -172,6 +174,24 @@ class Engine {
       update jobs set run_at = now() + make_interval(secs => ${delay / 1000}), last_error = ${message},
         locked_by = null, locked_until = null, updated_at = now()
       where id = ${job.id} and locked_by = ${this.workerId}`
+  }
+
+  /** Marks an owned job dead with `message` and runs its kind's onGiveUp in the same transaction. */
+  async giveUp(job: ClaimedJob, kind: JobKind | undefined, message: string): Promise<void> {
+    const { sql } = this.deps
+    this.log('error', 'job given up', { job_id: job.id, kind: job.kind, attempts: job.attempts, error: message })
+    const markDead = (tx: Tx) => tx`
+      update jobs set dead_at = now(), last_error = ${message}, locked_by = null, locked_until = null, updated_at = now()
+      where id = ${job.id} and locked_by = ${this.workerId} returning id`
+    try {
+      await sql.begin(async (tx) => {
+        const [own] = await markDead(tx)
+        if (own && kind?.onGiveUp) await kind.onGiveUp(tx, job, this.deps)
+      })
+    } catch (e) {
+      this.log('error', 'job onGiveUp failed', { job_id: job.id, kind: job.kind, error: String((e as Error)?.message ?? e) })
+      await sql.begin((tx) => markDead(tx))
+    }
   }
 
   /** Extends the lease of every in-flight job of this worker. */
@@ -226,6 +246,7 @@ export function startRunner(deps: AppDeps, opts: RunnerOptions = {}): Runner {
     }
   }
 
+  let claimFailures = 0
   const loop = (async () => {
     await armMaintenance(deps.sql).catch((e) => engine.log('warn', 'could not arm the maintenance job', { error: String((e as Error)?.message ?? e) }))
     while (!stopping) {
@@ -241,10 +262,14 @@ export function startRunner(deps: AppDeps, opts: RunnerOptions = {}): Runner {
           fill()
         } catch (e) {
           if (stopping) break
-          engine.log('error', 'job claim failed', { error: String((e as Error)?.message ?? e) })
-          await nap(pollMs * 4)
+          // The database is away: back off (doubling to 10 s) and try again; nothing is lost, the jobs wait in their table.
+          claimFailures++
+          const wait = Math.min(10_000, pollMs * 2 ** Math.min(claimFailures, 10))
+          engine.log(claimFailures === 1 ? 'error' : 'warn', 'job claim failed', { error: String((e as Error)?.message ?? e), retry_in_ms: wait })
+          await nap(wait)
           continue
         }
+        claimFailures = 0
       }
       if (stopping) break
       // Nothing more was due and a slot is free: poll again after the interval (or when a job ends).

@@ -17,6 +17,12 @@ export interface ClaimedJob {
   prepared?: unknown
   /** What the kind's batch `load` attached at claim time (only for kinds that have one). */
   loaded?: unknown
+  /**
+   * Set when the job is given up, for onGiveUp: a content-free reason the job's resource may show
+   * (`worker crashed: ...` when its runs kept ending the worker or the process); absent when the
+   * last error carried no public reason.
+   */
+  giveUpReason?: string
 }
 
 /**

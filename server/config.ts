@@ -61,6 +61,26 @@ export interface Config {
   maxJsonBodyBytes: number
   /** Largest document upload accepted, in bytes (413 above). */
   maxUploadBytes: number
+  /** How document parsing is isolated and bounded (SVC_PARSE_*). */
+  parse: ParseConfig
+}
+
+/** Document parsing: worker processes and the limits each document is read within. */
+export interface ParseConfig {
+  /** Parser processes per service process (SVC_PARSE_WORKERS; default the CPU cores, at most 8). */
+  workers: number
+  /** A parser process killed above this resident memory, in MiB (SVC_PARSE_MEMORY_MB). */
+  memoryMb: number
+  /** Wall-clock limit of one document's parse (SVC_PARSE_TIMEOUT_MS). */
+  timeoutMs: number
+  /** Pages read of one document; later pages are left out and the document degraded (SVC_PARSE_MAX_PAGES). */
+  maxPages: number
+  /** Most bytes one zip part or PDF stream may inflate to, and a DOCX's parts in sum, in MiB (SVC_PARSE_MAX_INFLATED_MB). */
+  maxInflatedMb: number
+  /** Blocks kept of one document (SVC_PARSE_MAX_BLOCKS). */
+  maxBlocks: number
+  /** Characters of block text kept of one document (SVC_PARSE_MAX_CHARS). */
+  maxChars: number
 }
 
 /** Raised for an invalid environment value; its message is the one line printed at start. */
@@ -199,5 +219,14 @@ export function loadConfig(env: Env = process.env): Config {
     exampleHost: bool(env, 'SVC_EXAMPLE_HOST'),
     maxJsonBodyBytes: int(env, 'SVC_MAX_JSON_BODY_BYTES', 1_048_576, 1_048_576, 64 * 1_048_576),
     maxUploadBytes: int(env, 'SVC_MAX_UPLOAD_BYTES', 50 * 1_048_576, 1, 5 * 1024 * 1_048_576),
+    parse: {
+      workers: int(env, 'SVC_PARSE_WORKERS', Math.min(8, availableParallelism()), 1, 64),
+      memoryMb: int(env, 'SVC_PARSE_MEMORY_MB', 1024, 64, 65_536),
+      timeoutMs: int(env, 'SVC_PARSE_TIMEOUT_MS', 120_000, 100, 3_600_000),
+      maxPages: int(env, 'SVC_PARSE_MAX_PAGES', 2000, 1, 1_000_000),
+      maxInflatedMb: int(env, 'SVC_PARSE_MAX_INFLATED_MB', 128, 1, 16_384),
+      maxBlocks: int(env, 'SVC_PARSE_MAX_BLOCKS', 20_000, 1, 10_000_000),
+      maxChars: int(env, 'SVC_PARSE_MAX_CHARS', 10_000_000, 1000, 1_000_000_000),
+    },
   }
 }

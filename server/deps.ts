@@ -8,6 +8,7 @@ import type { Authenticator } from './auth/principal'
 import type { Mailer } from './mail/mailer'
 import type { BlobStore } from './storage/blob-store'
 import type { CaseEvents } from './events'
+import type { DocumentParser } from './documents/parsing/parser-pool'
 
 /** The dependencies of every route plugin. */
 export interface AppDeps {
@@ -26,4 +27,6 @@ export interface AppDeps {
   blobs: BlobStore
   /** The per-case event log's fan-out and SSE streams; close() on drain. */
   events: CaseEvents
+  /** Document parsing in isolated, bounded processes; close() on drain. */
+  parser: DocumentParser
 }

@@ -60,6 +60,7 @@ async function start() {
     await deps.events.close() // SSE streams end cleanly (clients resume with Last-Event-ID elsewhere)
     await server?.stop()
     await runner.stop()
+    await deps.parser.close()
     log('info', 'job runner drained', { worker_id: runner.workerId })
     closeControlSocket()
     await db.close()
@@ -70,7 +71,11 @@ async function start() {
 }
 
 const [first] = process.argv.slice(2)
-if (first !== undefined && !first.startsWith('--')) {
+if (first === '--parse-worker') {
+  // The compiled binary is also its own document parser process (see documents/parsing/parser-pool.ts).
+  const { serveParseRequests } = await import('./documents/parsing/parser-process')
+  serveParseRequests()
+} else if (first !== undefined && !first.startsWith('--')) {
   // The compiled binary is also the operator CLI: `svc migrate`, `svc tenant create ...`.
   const { runCli } = await import('./cli')
   process.exit(await runCli(process.argv.slice(2)))

@@ -16,6 +16,7 @@ import { createMailer } from './mail/mailer'
 import { createBlobStore } from './storage'
 import { createCaseEvents } from './events'
 import { configureLinkBases } from './notifications/envelope'
+import { createParserPool } from './documents/parsing/parser-pool'
 
 /** Builds AppDeps; `draining` reports whether the process has begun to shut down. */
 export function wireDeps(config: Config, db: Database, draining: () => boolean = () => false): AppDeps {
@@ -36,5 +37,7 @@ export function wireDeps(config: Config, db: Database, draining: () => boolean =
     draining,
     blobs: createBlobStore(config, secretKey),
     events: createCaseEvents({ sql: db.sql, embedded: db.embedded }),
+    parser: createParserPool(config.parse, (level, message, extra = {}) =>
+      console.log(JSON.stringify({ level, time: new Date().toISOString(), message, ...extra }))),
   }
 }

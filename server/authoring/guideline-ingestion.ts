@@ -8,7 +8,7 @@ import type { Tx } from '../db/connect'
 import type { JobKind } from '../../jobs/types'
 import { enqueueJob } from '../../jobs/queue'
 import { finishTask } from '../../jobs/notify'
-import { parseDocument, type IngestionOutcome } from '../documents/ingestion'
+import { giveUpReason, parseDocument, type IngestionOutcome } from '../documents/ingestion'
 import { findGuideline, guidelinePath, replaceGuidelineBlocks, setGuidelineStatus, type GuidelineRow } from './guidelines'
 
 /** The job kind name (also the task kind). */
@@ -73,7 +73,7 @@ export function guidelineIngestionJobKind(): JobKind {
       const p = job.payload as Payload
       const row = await findGuideline(tx, job.tenantId!, p.guidelineId, true)
       if (!current(row, p)) return
-      await applyOutcome(tx, row, { kind: 'unreadable', reason: 'the stored bytes could not be read' })
+      await applyOutcome(tx, row, { kind: 'unreadable', reason: giveUpReason(job) })
     },
   }
 }

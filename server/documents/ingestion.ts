@@ -13,20 +13,15 @@ import type { ClaimedJob, JobKind } from '../../jobs/types'
 import { enqueueJob } from '../../jobs/queue'
 import { finishTask } from '../../jobs/notify'
 import { readAll } from '../storage/blob-store'
-import { ADAPTERS, UnreadableDocument } from './adapters'
-import { toBlocks, type Block } from './blocks'
 import { findFileType } from './registry'
+import type { ParseOutcome } from './parsing/extract'
 import { findDocumentById, replaceBlocks, setDocumentStatus, type DocumentRow } from './store'
 
 /** The job kind name (also the task kind of its notifications). */
 export const DOCUMENT_INGESTION = 'document_ingestion'
 
 /** What the parse found, handed from prepare to the handler. */
-export type IngestionOutcome =
-  | { kind: 'skip' }
-  | { kind: 'unsupported' }
-  | { kind: 'unreadable'; reason: string }
-  | { kind: 'parsed'; blocks: Block[]; pageCount: number; degraded: boolean; notes: string[] }
+export type IngestionOutcome = { kind: 'skip' } | { kind: 'unsupported' } | ParseOutcome
 
 /** The payload of an ingestion job. */
 export interface IngestionPayload { documentId: string; generation: number }
@@ -40,27 +35,21 @@ export async function enqueueIngestion(tx: Tx, doc: DocumentRow): Promise<string
 const current = (doc: DocumentRow | null, payload: IngestionPayload): doc is DocumentRow =>
   doc !== null && doc.status === 'processing' && doc.ingestion_generation === payload.generation
 
-/** Parses a document's bytes; throws only for a transient failure (bytes unreadable from the store). */
-export async function parseDocument(doc: Pick<DocumentRow, 'id' | 'content_type' | 'blob_key'>, deps: Pick<AppDeps, 'blobs'>): Promise<IngestionOutcome> {
+/**
+ * Parses a document's bytes in the parser pool (another process, within the SVC_PARSE_* limits).
+ * Throws only for a transient failure: bytes unreadable from the store, or a parser crash.
+ */
+export async function parseDocument(doc: Pick<DocumentRow, 'id' | 'content_type' | 'blob_key'>, deps: Pick<AppDeps, 'blobs' | 'parser'>): Promise<IngestionOutcome> {
   const type = findFileType(doc.content_type)
   if (!type?.adapter) return { kind: 'unsupported' }
   const bytes = doc.blob_key ? await readAll(deps.blobs, doc.blob_key) : null
   if (!bytes) throw new Error(`the bytes of document ${doc.id} are not in the blob store`)
-  try {
-    const extraction = await ADAPTERS[type.adapter](bytes)
-    return {
-      kind: 'parsed',
-      blocks: toBlocks(doc.id, extraction),
-      pageCount: extraction.pages.length,
-      degraded: extraction.degraded,
-      notes: extraction.notes,
-    }
-  } catch (e) {
-    if (e instanceof UnreadableDocument) return { kind: 'unreadable', reason: e.reason }
-    // A parser library that throws on odd input: the bytes will not read better on a retry.
-    console.warn(JSON.stringify({ level: 'warn', message: 'document adapter failed', document_id: doc.id, adapter: type.adapter, error: (e as Error)?.message }))
-    return { kind: 'unreadable', reason: `the ${type.label} could not be parsed` }
-  }
+  return deps.parser.parse(doc.id, { adapter: type.adapter, label: type.label }, bytes)
+}
+
+/** Why a given-up ingestion failed, as the document shows it (content-free). */
+export function giveUpReason(job: ClaimedJob): string {
+  return job.giveUpReason ?? 'the stored bytes could not be read'
 }
 
 const resourcePath = (doc: DocumentRow) => `/v1/scenarios/${doc.scenario_id}/documents/${doc.id}`
@@ -114,7 +103,7 @@ export function documentIngestionJobKind(): JobKind {
       const payload = job.payload as IngestionPayload
       const doc = await findDocumentById(tx, job.tenantId!, payload.documentId, true)
       if (!current(doc, payload)) return
-      await applyOutcome(tx, doc, { kind: 'unreadable', reason: 'the stored bytes could not be read' })
+      await applyOutcome(tx, doc, { kind: 'unreadable', reason: giveUpReason(job) })
     },
   }
 }

@@ -88,6 +88,7 @@ export async function startApp(options: StartOptions = {}): Promise<TestApp> {
     async stop() {
       await deps.events.close()
       await runner?.stop()
+      await deps.parser.close()
       await app.stop(true)
       closeControlSocket()
       await db.close()

@@ -4,13 +4,21 @@
  */
 import mammoth from 'mammoth'
 import { htmlSegments } from './html'
-import { UnreadableDocument, type Adapter } from './types'
+import { DEFAULT_READ_LIMITS, UnreadableDocument, type Adapter } from './types'
+import { assertZipInflatesWithin } from './zip-bounds'
 
-/** The DOCX adapter. */
-export const readDocx: Adapter = async (bytes) => {
+/** The parts of a DOCX that mammoth reads as text: XML and relationships (media is never inflated). */
+const textPart = (name: string) => /\.(xml|rels)$/i.test(name)
+
+/** Images are dropped, not read: blocks carry text only, and reading them costs memory. */
+const skipImage = mammoth.images.imgElement(async () => ({ src: '' }))
+
+/** The DOCX adapter. A package whose text parts inflate past the limit is refused before mammoth opens it. */
+export const readDocx: Adapter = async (bytes, limits = DEFAULT_READ_LIMITS) => {
+  assertZipInflatesWithin(bytes, limits.maxInflatedBytes, textPart)
   let result: { value: string; messages: Array<{ type: string; message: string }> }
   try {
-    result = await mammoth.convertToHtml({ buffer: Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength) })
+    result = await mammoth.convertToHtml({ buffer: Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength) }, { convertImage: skipImage })
   } catch {
     throw new UnreadableDocument('the DOCX package could not be read')
   }

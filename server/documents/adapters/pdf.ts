@@ -4,7 +4,8 @@
  * empty and makes the parse degraded; a file pdf.js cannot open at all is unreadable.
  */
 import { getDocumentProxy } from 'unpdf'
-import { tidy, UnreadableDocument, type Adapter, type ExtractedPage, type Segment } from './types'
+import { DEFAULT_READ_LIMITS, tidy, UnreadableDocument, type Adapter, type ExtractedPage, type Segment } from './types'
+import { assertPdfStreamsWithin } from './pdf-bounds'
 
 /** The longest page_text block; longer page text is cut at line ends. */
 export const MAX_PAGE_BLOCK_CHARS = 2000
@@ -33,8 +34,12 @@ export function pageBlocks(text: string): Segment[] {
 
 interface TextItem { str?: string; hasEOL?: boolean }
 
-/** The PDF adapter. */
-export const readPdf: Adapter = async (bytes) => {
+/**
+ * The PDF adapter. Streams that would inflate past the limit refuse the file; pages past
+ * `maxPages` are left out and the parse is degraded, with a note saying so.
+ */
+export const readPdf: Adapter = async (bytes, limits = DEFAULT_READ_LIMITS) => {
+  assertPdfStreamsWithin(bytes, limits.maxInflatedBytes)
   // pdf.js takes ownership of (detaches) the buffer it is given: hand it a copy.
   let pdf: Awaited<ReturnType<typeof getDocumentProxy>>
   try {
@@ -45,7 +50,8 @@ export const readPdf: Adapter = async (bytes) => {
   try {
     const pages: ExtractedPage[] = []
     let broken = 0
-    for (let n = 1; n <= pdf.numPages; n++) {
+    const readable = Math.min(pdf.numPages, limits.maxPages)
+    for (let n = 1; n <= readable; n++) {
       try {
         const page = await pdf.getPage(n)
         const content = await page.getTextContent()
@@ -57,8 +63,11 @@ export const readPdf: Adapter = async (bytes) => {
         pages.push({ page: n, segments: [] })
       }
     }
-    if (broken === pdf.numPages && broken > 0) throw new UnreadableDocument('no page of the PDF could be read')
-    return { pages, degraded: broken > 0, notes: broken > 0 ? [`${broken} of ${pdf.numPages} pages could not be read`] : [] }
+    if (broken === readable && broken > 0) throw new UnreadableDocument('no page of the PDF could be read')
+    const notes: string[] = []
+    if (broken > 0) notes.push(`${broken} of ${pdf.numPages} pages could not be read`)
+    if (readable < pdf.numPages) notes.push(`the PDF has ${pdf.numPages} pages; pages ${readable + 1}-${pdf.numPages} were not read (page limit ${limits.maxPages}, SVC_PARSE_MAX_PAGES)`)
+    return { pages, degraded: notes.length > 0, notes }
   } finally {
     await pdf.loadingTask.destroy().catch(() => {})
   }

@@ -23,8 +23,25 @@ export interface Extraction {
   notes: string[]
 }
 
-/** Reads the bytes of one file into an Extraction; throws UnreadableDocument when nothing can be read. */
-export type Adapter = (bytes: Uint8Array) => Promise<Extraction>
+/** The bounds an adapter reads a file within (the rest of the limits apply to its blocks, later). */
+export interface ReadLimits {
+  /** Pages read; later pages are left out and the extraction degraded. */
+  maxPages: number
+  /** Most bytes one compressed part (zip entry, PDF stream) may inflate to, and a package's parts in sum. */
+  maxInflatedBytes: number
+}
+
+/** The defaults of SVC_PARSE_MAX_PAGES and SVC_PARSE_MAX_INFLATED_MB. */
+export const DEFAULT_READ_LIMITS: ReadLimits = { maxPages: 2000, maxInflatedBytes: 128 * 1_048_576 }
+
+/**
+ * Reads the bytes of one file into an Extraction within `limits`; throws UnreadableDocument when
+ * nothing can be read (a breached inflation limit included).
+ */
+export type Adapter = (bytes: Uint8Array, limits?: ReadLimits) => Promise<Extraction>
+
+/** A size in MiB for messages ("128 MiB"). */
+export const mib = (bytes: number): string => `${Math.round(bytes / 1_048_576)} MiB`
 
 /** The file cannot be parsed at all. `reason` is short and content-free: it goes into notifications. */
 export class UnreadableDocument extends Error {

@@ -1,0 +1,65 @@
+/**
+ * One document's parse, as the parser process runs it: the type's adapter within the read limits,
+ * then the cut into blocks, then the block and character limits. Pure: bytes in, outcome out; no
+ * database, no blob store, no credentials (the parser process is given none).
+ */
+import { ADAPTERS, UnreadableDocument, type Extraction, type Segment } from '../adapters'
+import type { AdapterName } from '../registry'
+import { toBlocks, type Block } from '../blocks'
+
+/** The limits of one document's parse (SVC_PARSE_MAX_*). */
+export interface DocumentLimits {
+  maxPages: number
+  maxInflatedBytes: number
+  maxBlocks: number
+  maxChars: number
+}
+
+/** What a parse found: blocks (maybe degraded, with content-free notes), or why nothing could be read. */
+export type ParseOutcome =
+  | { kind: 'unreadable'; reason: string }
+  | { kind: 'parsed'; blocks: Block[]; pageCount: number; degraded: boolean; notes: string[] }
+
+/**
+ * Keeps the leading segments of an extraction within the block and character limits (before the
+ * cut into blocks, so a huge file never becomes a huge list of blocks); says what was left out.
+ */
+export function withinBlockLimits(extraction: Extraction, limits: Pick<DocumentLimits, 'maxBlocks' | 'maxChars'>): { extraction: Extraction; note?: string } {
+  let chars = 0
+  let kept = 0
+  let total = 0
+  let cut: 'blocks' | 'chars' | undefined
+  const pages = extraction.pages.map((page) => {
+    total += page.segments.length
+    if (cut) return { page: page.page, segments: [] }
+    const segments: Segment[] = []
+    for (const segment of page.segments) {
+      if (kept >= limits.maxBlocks) { cut = 'blocks'; break }
+      if (chars + segment.text.length > limits.maxChars) { cut = 'chars'; break }
+      chars += segment.text.length
+      kept++
+      segments.push(segment)
+    }
+    return { page: page.page, segments }
+  })
+  if (!cut) return { extraction }
+  const which = cut === 'blocks' ? `block limit ${limits.maxBlocks}, SVC_PARSE_MAX_BLOCKS` : `character limit ${limits.maxChars}, SVC_PARSE_MAX_CHARS`
+  return { extraction: { ...extraction, pages }, note: `only the first ${kept} of ${total} blocks were kept (${which})` }
+}
+
+/** Parses one document's bytes with the named adapter within `limits`. */
+export async function extractDocument(documentId: string, type: { adapter: AdapterName; label: string }, bytes: Uint8Array, limits: DocumentLimits): Promise<ParseOutcome> {
+  const { adapter, label } = type
+  try {
+    const read = await ADAPTERS[adapter](bytes, { maxPages: limits.maxPages, maxInflatedBytes: limits.maxInflatedBytes })
+    const { extraction, note } = withinBlockLimits(read, limits)
+    const notes = note ? [...extraction.notes, note] : extraction.notes
+    const blocks = toBlocks(documentId, extraction)
+    return { kind: 'parsed', blocks, pageCount: extraction.pages.length, degraded: extraction.degraded || note !== undefined, notes }
+  } catch (e) {
+    if (e instanceof UnreadableDocument) return { kind: 'unreadable', reason: e.reason }
+    // A parser library that throws on odd input: the bytes will not read better on a retry.
+    console.warn(JSON.stringify({ level: 'warn', message: 'document adapter failed', document_id: documentId, adapter, error: (e as Error)?.message }))
+    return { kind: 'unreadable', reason: `the ${label} could not be parsed` }
+  }
+}

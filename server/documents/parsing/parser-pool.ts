@@ -1,0 +1,217 @@
+/**
+ * The parser pool: document parsing runs in child processes, never on the event loop that serves
+ * HTTP and claims jobs. Each child reads one document at a time; the pool watches its resident
+ * memory and its wall clock from outside and kills it on a breach (the document then ends with the
+ * limit named), replaces children that crash, retires children that grew, and lets idle ones go.
+ * Requests beyond the pool's size wait in order.
+ */
+import { readFileSync } from 'node:fs'
+import { fileURLToPath } from 'node:url'
+import type { Subprocess } from 'bun'
+import type { ParseConfig } from '../../config'
+import type { AdapterName } from '../registry'
+import type { DocumentLimits, ParseOutcome } from './extract'
+import type { ParseReply, ParseRequest } from './parser-process'
+
+/** A parser process ended without answering for a reason that was not a limit (a crash): retry. */
+export class ParserCrashed extends Error {
+  /** Content-free; may reach a document's error_detail once the job gives up. */
+  readonly publicReason: string
+  constructor(detail: string) {
+    super(`worker crashed: ${detail}`)
+    this.publicReason = `worker crashed: ${detail}`
+  }
+}
+
+/** How one parse ended, kept for operators and tests (the last few only). */
+export interface ParseRecord {
+  documentId: string
+  end: 'done' | 'memory_limit' | 'timeout' | 'crashed'
+  ms: number
+  peakRssBytes: number
+  pid: number
+}
+
+/** Parses documents in isolated, bounded processes. */
+export interface DocumentParser {
+  /** Parses one document; a limit breach is an `unreadable` outcome naming it; a crash throws ParserCrashed. */
+  parse(documentId: string, type: { adapter: AdapterName; label: string }, bytes: Uint8Array): Promise<ParseOutcome>
+  /** Parser processes alive, busy, and requests waiting. */
+  stats(): { processes: number; busy: number; queued: number }
+  /** The last parses, newest last. */
+  recent(): readonly ParseRecord[]
+  /** Kills every parser process and refuses what waits. */
+  close(): Promise<void>
+}
+
+interface Child {
+  proc: Subprocess
+  busy: boolean
+  parses: number
+  idleTimer?: Timer
+  /** The request it is working on: settles it on a reply or an exit. */
+  current?: { id: number; settle: (reply: ParseReply | { exit: string }) => void }
+}
+
+interface Waiting { run: (child: Child) => void; fail: (e: Error) => void }
+
+/** A child retires after this many parses, or when it holds more than half the memory limit after one. */
+const PARSES_PER_CHILD = 200
+const IDLE_EXIT_MS = 30_000
+const WATCH_MS = 20
+
+/** The resident memory of a process, from /proc (Linux); undefined where unreadable. */
+export function residentBytes(pid: number): number | undefined {
+  try {
+    const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))
+    return m ? Number(m[1]) * 1024 : undefined
+  } catch {
+    return undefined
+  }
+}
+
+/** The command that starts a parser process: this same binary when compiled, else bun on the module. */
+function parserCommand(): string[] {
+  if (import.meta.url.includes('$bunfs')) return [process.execPath, '--parse-worker']
+  return [process.execPath, fileURLToPath(new URL('./parser-process.ts', import.meta.url))]
+}
+
+/** The environment of a parser process: enough to run, no secrets (no database URL, no keys). */
+function parserEnv(): Record<string, string> {
+  const env: Record<string, string> = {}
+  for (const name of ['PATH', 'HOME', 'TMPDIR', 'LANG', 'TZ']) if (process.env[name]) env[name] = process.env[name]!
+  return env
+}
+
+/** Starts a parser pool of `config.workers` processes at most, created on demand. */
+export function createParserPool(config: ParseConfig, log: (level: 'info' | 'warn' | 'error', message: string, extra?: Record<string, unknown>) => void = () => {}): DocumentParser {
+  const limits: DocumentLimits = {
+    maxPages: config.maxPages,
+    maxInflatedBytes: config.maxInflatedMb * 1_048_576,
+    maxBlocks: config.maxBlocks,
+    maxChars: config.maxChars,
+  }
+  const memoryLimit = config.memoryMb * 1_048_576
+  const children = new Set<Child>()
+  const waiting: Waiting[] = []
+  const records: ParseRecord[] = []
+  let nextId = 1
+  let closed = false
+
+  const record = (r: ParseRecord) => {
+    records.push(r)
+    if (records.length > 50) records.shift()
+  }
+
+  const spawn = (): Child => {
+    const child: Child = { busy: false, parses: 0 } as Child
+    child.proc = Bun.spawn(parserCommand(), {
+      env: parserEnv(),
+      stdio: ['ignore', 'inherit', 'inherit'],
+      serialization: 'advanced',
+      ipc(message: ParseReply) { if (child.current?.id === message.id) child.current.settle(message) },
+      onExit(_proc, exitCode, signalCode) {
+        children.delete(child)
+        clearTimeout(child.idleTimer)
+        child.current?.settle({ exit: signalCode ? `signal ${signalCode}` : `exit code ${exitCode}` })
+        dispatch()
+      },
+    })
+    children.add(child)
+    return child
+  }
+
+  const retire = (child: Child) => {
+    children.delete(child)
+    clearTimeout(child.idleTimer)
+    child.proc.kill('SIGKILL')
+  }
+
+  const release = (child: Child) => {
+    child.busy = false
+    child.current = undefined
+    const rss = residentBytes(child.proc.pid) ?? 0
+    if (child.parses >= PARSES_PER_CHILD || rss > memoryLimit / 2) retire(child)
+    else child.idleTimer = setTimeout(() => { if (!child.busy) retire(child) }, IDLE_EXIT_MS)
+    dispatch()
+  }
+
+  /** Hands free children (existing, or new up to the pool size) to waiting requests, in order. */
+  const dispatch = () => {
+    while (!closed && waiting.length > 0) {
+      let child = [...children].find((c) => !c.busy && c.proc.exitCode === null && c.proc.signalCode === null)
+      if (!child && children.size < config.workers) child = spawn()
+      if (!child) return
+      child.busy = true
+      clearTimeout(child.idleTimer)
+      waiting.shift()!.run(child)
+    }
+  }
+
+  const runOn = (child: Child, documentId: string, type: ParseRequest['type'], bytes: Uint8Array): Promise<ParseOutcome> =>
+    new Promise((resolve, reject) => {
+      const id = nextId++
+      const started = performance.now()
+      let peak = 0
+      let breach: 'memory_limit' | 'timeout' | undefined
+      const stop = (why: 'memory_limit' | 'timeout') => {
+        if (breach) return
+        breach = why
+        child.proc.kill('SIGKILL')
+      }
+      const watch = setInterval(() => {
+        const rss = residentBytes(child.proc.pid)
+        if (rss === undefined) return
+        peak = Math.max(peak, rss)
+        if (rss > memoryLimit) stop('memory_limit')
+      }, WATCH_MS)
+      const deadline = setTimeout(() => stop('timeout'), config.timeoutMs)
+      child.current = {
+        id,
+        settle(reply) {
+          if (child.current?.id !== id) return
+          clearInterval(watch)
+          clearTimeout(deadline)
+          child.parses++
+          const ms = Math.round(performance.now() - started)
+          const end: ParseRecord['end'] = breach ?? ('exit' in reply ? 'crashed' : 'done')
+          record({ documentId, end, ms, peakRssBytes: peak, pid: child.proc.pid })
+          if (end !== 'done') log('warn', 'document parse stopped', { document_id: documentId, end, ms, peak_rss_bytes: peak, parser_pid: child.proc.pid })
+          if ('exit' in reply) {
+            child.current = undefined
+            if (breach === 'memory_limit') resolve({ kind: 'unreadable', reason: `parsing needed more than the ${config.memoryMb} MiB memory limit (SVC_PARSE_MEMORY_MB)` })
+            else if (breach === 'timeout') resolve({ kind: 'unreadable', reason: `parsing took longer than the ${Math.round(config.timeoutMs / 1000)} s time limit (SVC_PARSE_TIMEOUT_MS)` })
+            else reject(new ParserCrashed(`the parser process ended (${reply.exit}) while reading the document`))
+            return
+          }
+          if (breach) { retire(child); dispatch() } else release(child)
+          if ('error' in reply) reject(new ParserCrashed('the parser process failed while reading the document'))
+          else resolve(reply.outcome)
+        },
+      }
+      try {
+        child.proc.send({ id, documentId, type, bytes, limits } satisfies ParseRequest)
+      } catch (e) {
+        child.current.settle({ exit: `send failed: ${(e as Error).message}` })
+      }
+    })
+
+  return {
+    parse(documentId, type, bytes) {
+      if (closed) return Promise.reject(new Error('the parser pool is closed'))
+      return new Promise<ParseOutcome>((resolve, reject) => {
+        waiting.push({ run: (child) => runOn(child, documentId, type, bytes).then(resolve, reject), fail: reject })
+        dispatch()
+      })
+    },
+    stats: () => ({ processes: children.size, busy: [...children].filter((c) => c.busy).length, queued: waiting.length }),
+    recent: () => records,
+    async close() {
+      closed = true
+      for (const w of waiting.splice(0)) w.fail(new Error('the parser pool is closed'))
+      const exits = [...children].map((c) => { c.proc.kill('SIGKILL'); return c.proc.exited })
+      children.clear()
+      await Promise.allSettled(exits)
+    },
+  }
+}

@@ -1,0 +1,38 @@
+/**
+ * The parser process: a child of the service that reads one document at a time for the parser
+ * pool, over Bun's IPC channel. It holds no credentials and touches no database; the pool watches
+ * its memory and time from outside and kills it on a breach. It exits when its parent goes away.
+ */
+import { extractDocument, type DocumentLimits, type ParseOutcome } from './extract'
+import type { AdapterName } from '../registry'
+
+/** A request from the pool: one document's bytes and how to read them. */
+export interface ParseRequest {
+  id: number
+  documentId: string
+  type: { adapter: AdapterName; label: string }
+  bytes: Uint8Array
+  limits: DocumentLimits
+}
+
+/** The answer to one request. */
+export type ParseReply = { id: number; outcome: ParseOutcome } | { id: number; error: string }
+
+/** Serves parse requests on the IPC channel until the parent disconnects. */
+export function serveParseRequests(): void {
+  const parent = process.ppid
+  process.on('message', async (request: ParseRequest) => {
+    let reply: ParseReply
+    try {
+      reply = { id: request.id, outcome: await extractDocument(request.documentId, request.type, request.bytes, request.limits) }
+    } catch (e) {
+      reply = { id: request.id, error: String((e as Error)?.message ?? e).slice(0, 200) }
+    }
+    process.send!(reply)
+  })
+  process.on('disconnect', () => process.exit(0))
+  // A parent killed with SIGKILL may not close the channel in time: an orphan stops by itself.
+  setInterval(() => { if (process.ppid !== parent) process.exit(0) }, 1000).unref()
+}
+
+if (import.meta.main) serveParseRequests()
