@@ -110,6 +110,46 @@ describe('job runner', () => {
     expect((await jobRow(id))!.dead_at).toBeInstanceOf(Date)
   })
 
+  test('a job whose every attempt ended its process is dead at its next claim, never run again, with a worker-crashed reason for onGiveUp', async () => {
+    const seen: { attempts: number; reason?: string }[] = []
+    const kinds: Record<string, JobKind> = {
+      poison: {
+        maxAttempts: 3,
+        handler: async (tx, job) => { await tx`insert into runner_effects (job_id, note) values (${job.id}, 'ran')` },
+        onGiveUp: async (tx, job) => {
+          seen.push({ attempts: job.attempts, reason: job.giveUpReason })
+          await tx`insert into runner_effects (job_id, note) values (${job.id}, 'gave up')`
+        },
+      },
+    }
+    const id = await enqueue('poison')
+    // Three claims whose process died (the attempt counted at claim, nothing written after): the lease lapsed.
+    await app.sql`update jobs set locked_by = 'killed-process', locked_until = now() - interval '1 second', attempts = 3 where id = ${id}`
+    expect(await runJobsUntilIdle(app.deps, { kinds, log: quiet })).toBe(0)
+    const row = (await jobRow(id))!
+    expect(row.dead_at).toBeInstanceOf(Date)
+    expect(row.locked_by).toBeNull()
+    expect(row.last_error).toContain('worker crashed')
+    expect(seen).toEqual([{ attempts: 3, reason: expect.stringContaining('worker crashed') }])
+    expect(await effects(id)).toEqual(['gave up'])
+    expect(await runJobsUntilIdle(app.deps, { kinds, log: quiet })).toBe(0)
+  })
+
+  test('an error with a public reason reaches onGiveUp as the give-up reason', async () => {
+    let reason: string | undefined
+    const kinds: Record<string, JobKind> = {
+      crashy: {
+        maxAttempts: 1,
+        handler: async () => { throw Object.assign(new Error('internal detail'), { publicReason: 'worker crashed: the parser process ended' }) },
+        onGiveUp: async (_tx, job) => { reason = job.giveUpReason },
+      },
+    }
+    const id = await enqueue('crashy')
+    expect(await runJobsUntilIdle(app.deps, { kinds, log: quiet })).toBe(1)
+    expect(reason).toBe('worker crashed: the parser process ended')
+    expect((await jobRow(id))!.last_error).toBe('internal detail')
+  })
+
   test("a crashed worker's job is claimable again once its lease lapses, not before", async () => {
     const kinds: Record<string, JobKind> = { probe: { handler: async (tx, job) => { await tx`insert into runner_effects (job_id, note) values (${job.id}, 'recovered')` } } }
     const id = await enqueue('probe')

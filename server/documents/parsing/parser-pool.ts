@@ -5,7 +5,10 @@
  * limit named), replaces children that crash, retires children that grew, and lets idle ones go.
  * Requests beyond the pool's size wait in order.
  */
-import { readFileSync } from 'node:fs'
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { rm, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import type { Subprocess } from 'bun'
 import type { ParseConfig } from '../../config'
@@ -97,6 +100,9 @@ export function createParserPool(config: ParseConfig, log: (level: 'info' | 'war
   const records: ParseRecord[] = []
   let nextId = 1
   let closed = false
+  // Bytes on their way to a parser wait here, readable by this user only, removed once parsed.
+  let spool: string | undefined
+  const spoolDir = () => (spool ??= mkdtempSync(join(tmpdir(), 'svc-parse-')))
 
   const record = (r: ParseRecord) => {
     records.push(r)
@@ -148,9 +154,19 @@ export function createParserPool(config: ParseConfig, log: (level: 'info' | 'war
     }
   }
 
-  const runOn = (child: Child, documentId: string, type: ParseRequest['type'], bytes: Uint8Array): Promise<ParseOutcome> =>
+  const runOn = async (child: Child, documentId: string, type: ParseRequest['type'], bytes: Uint8Array): Promise<ParseOutcome> => {
+    const id = nextId++
+    const bytesPath = join(spoolDir(), `${id}.bin`)
+    try {
+      await writeFile(bytesPath, bytes, { mode: 0o600 })
+      return await parseOn(child, id, documentId, type, bytesPath)
+    } finally {
+      await rm(bytesPath, { force: true })
+    }
+  }
+
+  const parseOn = (child: Child, id: number, documentId: string, type: ParseRequest['type'], bytesPath: string): Promise<ParseOutcome> =>
     new Promise((resolve, reject) => {
-      const id = nextId++
       const started = performance.now()
       let peak = 0
       let breach: 'memory_limit' | 'timeout' | undefined
@@ -190,7 +206,7 @@ export function createParserPool(config: ParseConfig, log: (level: 'info' | 'war
         },
       }
       try {
-        child.proc.send({ id, documentId, type, bytes, limits } satisfies ParseRequest)
+        child.proc.send({ id, documentId, type, bytesPath, limits } satisfies ParseRequest)
       } catch (e) {
         child.current.settle({ exit: `send failed: ${(e as Error).message}` })
       }
@@ -212,6 +228,7 @@ export function createParserPool(config: ParseConfig, log: (level: 'info' | 'war
       const exits = [...children].map((c) => { c.proc.kill('SIGKILL'); return c.proc.exited })
       children.clear()
       await Promise.allSettled(exits)
+      if (spool) rmSync(spool, { recursive: true, force: true })
     },
   }
 }

@@ -6,12 +6,15 @@
 import { extractDocument, type DocumentLimits, type ParseOutcome } from './extract'
 import type { AdapterName } from '../registry'
 
-/** A request from the pool: one document's bytes and how to read them. */
+/**
+ * A request from the pool: one document and how to read it. Its bytes wait in a private file (a
+ * large buffer sent over the channel would stall the service's event loop while it is copied).
+ */
 export interface ParseRequest {
   id: number
   documentId: string
   type: { adapter: AdapterName; label: string }
-  bytes: Uint8Array
+  bytesPath: string
   limits: DocumentLimits
 }
 
@@ -24,7 +27,8 @@ export function serveParseRequests(): void {
   process.on('message', async (request: ParseRequest) => {
     let reply: ParseReply
     try {
-      reply = { id: request.id, outcome: await extractDocument(request.documentId, request.type, request.bytes, request.limits) }
+      const bytes = await Bun.file(request.bytesPath).bytes()
+      reply = { id: request.id, outcome: await extractDocument(request.documentId, request.type, bytes, request.limits) }
     } catch (e) {
       reply = { id: request.id, error: String((e as Error)?.message ?? e).slice(0, 200) }
     }
