@@ -1,0 +1,170 @@
+/**
+ * Hostile and huge documents are read in isolated, bounded parser processes: each ends with an
+ * outcome that names the limit it met, the parser's memory stays under its ceiling, the API keeps
+ * answering while they are read, and the service's own memory returns near its baseline.
+ */
+import { afterAll, beforeAll, describe, expect, test, setDefaultTimeout } from 'bun:test'
+import { call, startApp, type TestApp } from '../helpers/app'
+import { settled, textSample, uploadAndComplete, type SampleFile } from '../helpers/samples'
+import { docxZipBomb, hugeText, manyPagesPdf, pdfStreamBomb } from '../helpers/hostile-files'
+import { residentBytes } from '../../server/documents/parsing/parser-pool'
+
+setDefaultTimeout(120_000)
+
+const DOCX = 'application/vnd.openxmlformats-officedocument.wordprocessingml.document'
+const MIB = 1_048_576
+
+/** Uploads a file and, until it settles, times GET /healthz every 10 ms; returns the document and the latencies. */
+async function ingestWhileProbing(app: TestApp, key: string, scenarioId: string, file: SampleFile) {
+  const { doc, complete } = await uploadAndComplete(app, key, scenarioId, file)
+  expect(complete.status).toBe(202)
+  const latencies: number[] = []
+  let done = false
+  const probe = (async () => {
+    while (!done) {
+      const t = performance.now()
+      const r = await fetch(`${app.url}/healthz`)
+      await r.arrayBuffer()
+      latencies.push(performance.now() - t)
+      expect(r.status).toBe(200)
+      await Bun.sleep(10)
+    }
+  })()
+  const settledDoc = await settled(app, key, scenarioId, doc.id, 110_000)
+  done = true
+  await probe
+  return { doc: settledDoc, latencies }
+}
+
+const p99 = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(xs.length * 0.99))]!
+
+const rss = () => { Bun.gc(true); return process.memoryUsage().rss }
+
+describe('hostile documents under the default limits', () => {
+  let app: TestApp
+  let key: string
+  let scenarioId: string
+  const files: Record<string, SampleFile> = {}
+  let baseline = 0
+
+  beforeAll(async () => {
+    // The page limit is lowered so the many-page PDF is quick; every other limit is the default.
+    app = await startApp({ env: { SVC_PARSE_MAX_PAGES: '1000' } })
+    const t = await app.tenant()
+    key = await app.apiKey(t.id, ['scenarios:read', 'scenarios:write'])
+    scenarioId = (await call(app.url, 'POST', '/v1/scenarios', { token: key, body: { name: 'Hostile files' } })).body.id
+    files.docxBomb = { filename: 'bomb.docx', contentType: DOCX, bytes: await docxZipBomb(1100 * MIB) }
+    files.manyPages = { filename: 'thousands.pdf', contentType: 'application/pdf', bytes: manyPagesPdf(5000) }
+    files.streamBomb = { filename: 'stream-bomb.pdf', contentType: 'application/pdf', bytes: pdfStreamBomb(1100 * MIB) }
+    files.hugeText = { filename: 'huge.txt', contentType: 'text/plain', bytes: hugeText(49 * MIB) }
+    // Warm the path once (first parser process, first upload) so the baseline is the steady state.
+    await settled(app, key, scenarioId, (await uploadAndComplete(app, key, scenarioId, { filename: 'a.txt', contentType: 'text/plain', bytes: textSample() })).doc.id)
+    baseline = rss()
+  })
+  afterAll(() => app?.stop())
+
+  test('a DOCX zip bomb (3-4 MB inflating to 1.1 GB) fails on the inflation limit, the API answering throughout', async () => {
+    expect(files.docxBomb!.bytes.length).toBeLessThan(8 * MIB)
+    const { doc, latencies } = await ingestWhileProbing(app, key, scenarioId, files.docxBomb!)
+    expect(doc.status).toBe('failed')
+    expect(doc.error_detail).toContain('SVC_PARSE_MAX_INFLATED_MB')
+    expect(p99(latencies)).toBeLessThan(100)
+  })
+
+  test('a PDF of 5,000 pages is read up to the page limit and degraded, naming it', async () => {
+    const { doc, latencies } = await ingestWhileProbing(app, key, scenarioId, files.manyPages!)
+    expect(doc.status).toBe('ready_degraded')
+    expect(doc.error_detail).toContain('pages 1001-5000 were not read')
+    expect(doc.error_detail).toContain('SVC_PARSE_MAX_PAGES')
+    expect(doc.block_count).toBe(1000)
+    expect(p99(latencies)).toBeLessThan(100)
+  })
+
+  test('a PDF whose content stream inflates to 1.1 GB fails on the inflation limit', async () => {
+    const { doc, latencies } = await ingestWhileProbing(app, key, scenarioId, files.streamBomb!)
+    expect(doc.status).toBe('failed')
+    expect(doc.error_detail).toContain('a PDF stream inflates past the 128 MiB limit')
+    expect(p99(latencies)).toBeLessThan(100)
+  })
+
+  test('a 49 MiB text keeps its first 20,000 blocks and is degraded, naming the block limit', async () => {
+    const { doc, latencies } = await ingestWhileProbing(app, key, scenarioId, files.hugeText!)
+    expect(doc.status).toBe('ready_degraded')
+    expect(doc.block_count).toBe(20_000)
+    expect(doc.error_detail).toContain('SVC_PARSE_MAX_BLOCKS')
+    const blocks = await call(app.url, 'GET', `/v1/scenarios/${scenarioId}/documents/${doc.id}/blocks?limit=1`, { token: key })
+    expect(blocks.body.items[0].text).toBe('The applicant declares income, assets and liabilities as listed.')
+    expect(p99(latencies)).toBeLessThan(100)
+  })
+
+  test("every parse stayed under the parser's memory ceiling, and the service's memory is back near its baseline", async () => {
+    const parses = app.deps.parser.recent()
+    expect(parses.length).toBeGreaterThanOrEqual(5)
+    for (const p of parses) {
+      expect(p.end).toBe('done')
+      expect(p.peakRssBytes).toBeLessThan(app.config.parse.memoryMb * MIB)
+    }
+    // The service process never held more than the uploaded bytes and the kept blocks.
+    expect(rss() - baseline).toBeLessThan(150 * MIB)
+  })
+})
+
+/** An app with its own parser limits, a workspace key and a case. */
+async function limitedApp(env: Record<string, string>) {
+  const app = await startApp({ env: { SVC_PARSE_WORKERS: '1', ...env } })
+  const t = await app.tenant()
+  const key = await app.apiKey(t.id, ['scenarios:read', 'scenarios:write'])
+  const scenarioId = (await call(app.url, 'POST', '/v1/scenarios', { token: key, body: { name: 'Limits' } })).body.id as string
+  return { app, key, scenarioId }
+}
+
+describe('the parser memory ceiling', () => {
+  let app: TestApp
+  let key: string
+  let scenarioId: string
+
+  // The inflation cap lifted, so only the memory ceiling stands in the way of the bomb.
+  beforeAll(async () => ({ app, key, scenarioId } = await limitedApp({ SVC_PARSE_MEMORY_MB: '300', SVC_PARSE_MAX_INFLATED_MB: '8192' })))
+  afterAll(() => app?.stop())
+
+  test('a parse that outgrows the memory ceiling is killed: the document fails naming the limit, the API answering', async () => {
+    const { doc, latencies } = await ingestWhileProbing(app, key, scenarioId, { filename: 'bomb.docx', contentType: DOCX, bytes: await docxZipBomb(1100 * MIB) })
+    expect(doc.status).toBe('failed')
+    expect(doc.error_detail).toBe('parsing needed more than the 300 MiB memory limit (SVC_PARSE_MEMORY_MB)')
+    const last = app.deps.parser.recent().at(-1)!
+    expect(last.end).toBe('memory_limit')
+    // Killed within one watch interval of crossing the ceiling.
+    expect(last.peakRssBytes).toBeGreaterThan(300 * MIB)
+    expect(last.peakRssBytes).toBeLessThan(300 * MIB * 1.5)
+    expect(residentBytes(last.pid)).toBeUndefined() // that process is gone
+    expect(p99(latencies)).toBeLessThan(100)
+  })
+
+  test('after the kill a new parser process reads the next document as usual', async () => {
+    const { doc } = await uploadAndComplete(app, key, scenarioId, { filename: 'after.txt', contentType: 'text/plain', bytes: textSample() })
+    const after = await settled(app, key, scenarioId, doc.id)
+    expect(after.status).toBe('ready')
+    expect(after.block_count).toBe(3)
+    expect(app.deps.parser.recent().at(-1)!.end).toBe('done')
+  })
+})
+
+describe('the parser time limit', () => {
+  let app: TestApp
+  let key: string
+  let scenarioId: string
+
+  // The page cap lifted: 20,000 pages take far longer than a second, within the memory ceiling.
+  beforeAll(async () => ({ app, key, scenarioId } = await limitedApp({ SVC_PARSE_TIMEOUT_MS: '1000', SVC_PARSE_MAX_PAGES: '100000' })))
+  afterAll(() => app?.stop())
+
+  test('a parse that outlasts the time limit is killed: the document fails naming the limit', async () => {
+    const { doc, latencies } = await ingestWhileProbing(app, key, scenarioId, { filename: 'long.pdf', contentType: 'application/pdf', bytes: manyPagesPdf(20_000) })
+    expect(doc.status).toBe('failed')
+    expect(doc.error_detail).toBe('parsing took longer than the 1 s time limit (SVC_PARSE_TIMEOUT_MS)')
+    const last = app.deps.parser.recent().at(-1)!
+    expect(last.end).toBe('timeout')
+    expect(last.ms).toBeLessThan(3000)
+    expect(p99(latencies)).toBeLessThan(100)
+  })
+})
