@@ -91,7 +91,7 @@ class Engine {
       const kind = this.kinds[job.kind]
       const max = kind?.maxAttempts ?? DEFAULT_MAX_ATTEMPTS
       if (job.attempts <= max) { jobs.push(job); continue }
-      job.attempts = max
+      job.attempts = max // this claim is not an attempt: the record keeps the limit
       job.giveUpReason = `worker crashed: the process running the job ended during its last attempt (${max} attempts)`
       await this.giveUp(job, kind, job.giveUpReason).catch((e) =>
         this.log('error', 'job give-up failed', { job_id: job.id, kind: job.kind, error: String((e as Error)?.message ?? e) }))
@@ -181,7 +181,7 @@ class Engine {
     const { sql } = this.deps
     this.log('error', 'job given up', { job_id: job.id, kind: job.kind, attempts: job.attempts, error: message })
     const markDead = (tx: Tx) => tx`
-      update jobs set dead_at = now(), last_error = ${message}, locked_by = null, locked_until = null, updated_at = now()
+      update jobs set dead_at = now(), last_error = ${message}, attempts = ${job.attempts}, locked_by = null, locked_until = null, updated_at = now()
       where id = ${job.id} and locked_by = ${this.workerId} returning id`
     try {
       await sql.begin(async (tx) => {

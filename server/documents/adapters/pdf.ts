@@ -52,6 +52,8 @@ export const readPdf: Adapter = async (bytes, limits = DEFAULT_READ_LIMITS) => {
     let broken = 0
     const readable = Math.min(pdf.numPages, limits.maxPages)
     for (let n = 1; n <= readable; n++) {
+      // pdf.js chains promises: let timers and channel events of the parser process run now and then.
+      if (n % 50 === 0) await new Promise((resolve) => setTimeout(resolve, 0))
       try {
         const page = await pdf.getPage(n)
         const content = await page.getTextContent()

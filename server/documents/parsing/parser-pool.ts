@@ -73,10 +73,19 @@ export function residentBytes(pid: number): number | undefined {
   }
 }
 
+/**
+ * On Linux, util-linux's setpriv asks the kernel to SIGKILL a parser process when the service
+ * process dies (PR_SET_PDEATHSIG): a parse busy in a library may not get to notice its parent's
+ * death by itself, and an orphan must not keep parsing.
+ */
+const setpriv = process.platform === 'linux' ? Bun.which('setpriv') : null
+
 /** The command that starts a parser process: this same binary when compiled, else bun on the module. */
 function parserCommand(): string[] {
-  if (import.meta.url.includes('$bunfs')) return [process.execPath, '--parse-worker']
-  return [process.execPath, fileURLToPath(new URL('./parser-process.ts', import.meta.url))]
+  const own = import.meta.url.includes('$bunfs')
+    ? [process.execPath, '--parse-worker']
+    : [process.execPath, fileURLToPath(new URL('./parser-process.ts', import.meta.url))]
+  return setpriv ? [setpriv, '--pdeathsig', 'KILL', '--', ...own] : own
 }
 
 /** The environment of a parser process: enough to run, no secrets (no database URL, no keys). */
