@@ -6,6 +6,7 @@ import { mkdtempSync, rmSync, copyFileSync, existsSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { spawnService, type ServiceProcess } from '../helpers/service-process'
+import { docxSample, pdfSample } from '../helpers/samples'
 
 setDefaultTimeout(60_000) // file-scoped in Bun 1.4: the preload only reaches the first file
 
@@ -32,4 +33,36 @@ test('the compiled binary starts and answers /healthz', async () => {
   const cli = Bun.spawnSync([bin, 'tenant', 'create', '--slug', 'from-binary'], { env: { ...process.env, ...env, DATABASE_URL: '' }, cwd: dir, stdout: 'pipe' })
   expect(cli.exitCode).toBe(0)
   expect(JSON.parse(cli.stdout.toString())).toMatchObject({ slug: 'from-binary', created: true })
+})
+
+test('the compiled binary parses documents in its own parser processes (itself, with --parse-worker)', async () => {
+  const env = { ...process.env, DATABASE_URL: '', SVC_DATA_DIR: join(dir, 'data'), SVC_SECRET_KEY: '' }
+  const made = Bun.spawnSync([join(dir, 'svc'), 'api-key', 'create', '--tenant', 'from-binary', '--name', 'b', '--scopes', 'scenarios:read,scenarios:write'], { env, cwd: dir, stdout: 'pipe' })
+  expect(made.exitCode).toBe(0)
+  const key = JSON.parse(made.stdout.toString()).key as string
+  const api = (method: string, path: string, body?: unknown) => fetch(`${svc!.url}${path}`, {
+    method, headers: { authorization: `Bearer ${key}`, ...(body ? { 'content-type': 'application/json' } : {}) }, body: body ? JSON.stringify(body) : undefined,
+  }).then(async (r) => ({ status: r.status, body: await r.json() as any }))
+  const scenario = await api('POST', '/v1/scenarios', { name: 'Binary case' })
+  expect(scenario.status).toBe(201)
+  for (const file of [
+    { filename: 'a.pdf', content_type: 'application/pdf', bytes: await pdfSample([['Compiled parser page']]), text: 'Compiled parser page' },
+    { filename: 'a.docx', content_type: 'application/vnd.openxmlformats-officedocument.wordprocessingml.document', bytes: await docxSample(), text: 'Applicant Summary' },
+  ]) {
+    const start = await api('POST', `/v1/scenarios/${scenario.body.id}/documents`, { filename: file.filename, content_type: file.content_type, size_bytes: file.bytes.length })
+    expect(start.status).toBe(201)
+    const target = new URL(start.body.upload.url)
+    const put = await fetch(`${svc!.url}${target.pathname}${target.search}`, { method: 'PUT', headers: start.body.upload.headers, body: file.bytes })
+    expect(put.status).toBe(204)
+    expect((await api('POST', `/v1/scenarios/${scenario.body.id}/documents/${start.body.id}/complete`, {})).status).toBe(202)
+    let doc: any
+    for (let i = 0; i < 400; i++) {
+      doc = (await api('GET', `/v1/scenarios/${scenario.body.id}/documents/${start.body.id}`)).body
+      if (doc.status !== 'processing') break
+      await Bun.sleep(50)
+    }
+    expect(doc.status).toBe('ready')
+    const blocks = await api('GET', `/v1/scenarios/${scenario.body.id}/documents/${start.body.id}/blocks`)
+    expect(blocks.body.items[0].text).toBe(file.text)
+  }
 })
