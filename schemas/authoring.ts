@@ -5,7 +5,7 @@
 import { t } from 'elysia'
 import { Type } from '@sinclair/typebox'
 import { Timestamp, Uuid } from './common'
-import { Block, DocumentCreate, UploadInstructions } from './document'
+import { Block, DocumentCreate, PageSummary, UploadInstructions } from './document'
 import { QuestionSchema, Criticality, AnswerTypeSchema } from './question-set'
 import { InlineNotifications } from '../server/notifications/inline'
 
@@ -59,6 +59,7 @@ export const Guideline = t.Object({
   status: t.Union(guidelineStatuses.map((s) => t.Literal(s))),
   page_count: t.Optional(t.Integer()),
   block_count: t.Optional(t.Integer()),
+  pages: t.Optional(PageSummary),
   error_code: t.Optional(t.Union([t.Literal('guideline_ingestion_failed'), t.Literal('unsupported_pending')])),
   error_detail: t.Optional(t.String()),
   uploaded_at: t.Optional(Timestamp),

@@ -19,6 +19,16 @@ export const DocumentCreate = t.Object({
 
 const statuses = ['awaiting_upload', 'processing', 'ready', 'ready_degraded', 'failed', 'unsupported_pending'] as const
 
+/** How the pages of a processed file ended: every page has exactly one outcome. */
+export const PageSummary = t.Object({
+  total: t.Integer({ description: 'Pages of the file (1 for formats without pages), read or not.' }),
+  text_layer: t.Integer({ description: 'Pages read from their own text.' }),
+  ocr: t.Integer({ description: 'Pages read by optical character recognition.' }),
+  blank: t.Integer({ description: 'Pages genuinely empty; they do not degrade the file.' }),
+  unreadable: t.Integer({ description: 'Pages that held something and gave no text; error_detail names them and why.' }),
+  low_confidence_blocks: t.Integer({ description: 'OCR blocks under 60 confidence: kept, counted here.' }),
+}, { description: 'Once processed (files processed before per-page accounting have none).' })
+
 /** A document as every endpoint returns it. */
 export const Document = t.Object({
   id: Uuid,
@@ -30,6 +40,7 @@ export const Document = t.Object({
   status: t.Union(statuses.map((s) => t.Literal(s)), { description: 'awaiting_upload -> processing -> ready | ready_degraded | failed | unsupported_pending' }),
   page_count: t.Optional(t.Integer({ description: 'Pages read (1 for formats without pages); once processed.' })),
   block_count: t.Optional(t.Integer({ description: 'Blocks the text was cut into; once processed.' })),
+  pages: t.Optional(PageSummary),
   error_code: t.Optional(t.Union([t.Literal('document_ingestion_failed'), t.Literal('unsupported_pending')])),
   error_detail: t.Optional(t.String({ description: 'Why ingestion failed or is degraded; never document content.' })),
   uploaded_at: t.Optional(Timestamp),
@@ -62,6 +73,8 @@ export const Block = t.Object({
   text: t.String(),
   char_start: t.Integer({ description: 'Start offset (code points) in the document text: blocks joined by a blank line, pages by a form feed.' }),
   char_end: t.Integer({ description: 'End offset, exclusive.' }),
+  source: t.Union([t.Literal('text'), t.Literal('ocr')], { description: 'text: the file\'s own text; ocr: recognised from an image of the page.' }),
+  confidence: t.Optional(t.Integer({ minimum: 0, maximum: 100, description: 'Mean OCR word confidence of an ocr block.' })),
 })
 
 /** GET .../documents query. */

@@ -11,6 +11,7 @@ import m006 from './006_question_sets_evaluations.sql' with { type: 'text' }
 import m007 from './007_embed.sql' with { type: 'text' }
 import m008 from './008_authoring.sql' with { type: 'text' }
 import m009 from './009_idempotency_text.sql' with { type: 'text' }
+import m010 from './010_page_outcomes.sql' with { type: 'text' }
 
 /** One migration: its number, its name and its SQL. */
 export interface Migration { version: number; name: string; sql: string }
@@ -26,4 +27,5 @@ export const MIGRATIONS: Migration[] = [
   { version: 7, name: '007_embed', sql: m007 },
   { version: 8, name: '008_authoring', sql: m008 },
   { version: 9, name: '009_idempotency_text', sql: m009 },
+  { version: 10, name: '010_page_outcomes', sql: m010 },
 ]

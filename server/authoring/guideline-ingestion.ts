@@ -32,12 +32,12 @@ async function applyOutcome(tx: Tx, row: GuidelineRow, outcome: IngestionOutcome
       return
     case 'unsupported':
       await replaceGuidelineBlocks(tx, row.tenant_id, row.id, [])
-      await setGuidelineStatus(tx, row, 'unsupported_pending', { errorCode: 'unsupported_pending', pageCount: null, blockCount: 0, processed: true })
+      await setGuidelineStatus(tx, row, 'unsupported_pending', { errorCode: 'unsupported_pending', pageCount: null, blockCount: 0, pages: null, processed: true })
       await finishTask(tx, { ...base, result: 'unsupported_pending' })
       return
     case 'unreadable':
       await replaceGuidelineBlocks(tx, row.tenant_id, row.id, [])
-      await setGuidelineStatus(tx, row, 'failed', { errorCode: 'guideline_ingestion_failed', errorDetail: outcome.reason, pageCount: null, blockCount: 0, processed: true })
+      await setGuidelineStatus(tx, row, 'failed', { errorCode: 'guideline_ingestion_failed', errorDetail: outcome.reason, pageCount: outcome.pages?.total ?? null, blockCount: 0, pages: outcome.pages ?? null, processed: true })
       await finishTask(tx, { ...base, result: 'failed', reason: outcome.reason })
       return
     case 'parsed':
@@ -45,6 +45,7 @@ async function applyOutcome(tx: Tx, row: GuidelineRow, outcome: IngestionOutcome
       await setGuidelineStatus(tx, row, outcome.degraded ? 'ready_degraded' : 'ready', {
         pageCount: outcome.pageCount,
         blockCount: outcome.blocks.length,
+        pages: outcome.pages,
         errorDetail: outcome.degraded ? outcome.notes.join('; ') || 'part of the file could not be read' : null,
         processed: true,
       })

@@ -4,6 +4,7 @@
  * upload lifecycle of a case document, so it registers itself as an upload target: the one upload
  * route, byte checks and blob store serve both.
  */
+import type { PageSummary } from '../documents/parsing/pages'
 import type { Tx } from '../db/connect'
 import type { Block } from '../documents/blocks'
 import { registerUploadTarget, type UploadTargetKind } from '../documents/upload-targets'
@@ -55,6 +56,7 @@ export interface GuidelineRow {
   ingestion_generation: number
   page_count: number | null
   block_count: number | null
+  page_summary: PageSummary | null
   error_code: string | null
   error_detail: string | null
   uploaded_at: Date | null
@@ -108,26 +110,29 @@ export async function replaceGuidelineBlocks(tx: Tx, tenantId: string, guideline
   for (let i = 0; i < blocks.length; i += 1000) {
     const rows = blocks.slice(i, i + 1000).map((b) => ({
       tenant_id: tenantId, guideline_id: guidelineId, position: b.position, id: b.id, page: b.page, kind: b.kind,
-      text: b.text, char_start: b.charStart, char_end: b.charEnd,
+      text: b.text, char_start: b.charStart, char_end: b.charEnd, source: b.source, confidence: b.confidence,
     }))
-    await tx`insert into guideline_blocks ${tx(rows, 'tenant_id', 'guideline_id', 'position', 'id', 'page', 'kind', 'text', 'char_start', 'char_end')}`
+    await tx`insert into guideline_blocks ${tx(rows, 'tenant_id', 'guideline_id', 'position', 'id', 'page', 'kind', 'text', 'char_start', 'char_end', 'source', 'confidence')}`
   }
 }
 
 /** A block of a guideline as generation and diffs read it. */
-export interface GuidelineBlockRow { id: string; guideline_id: string; position: number; page: number; kind: string; text: string; char_start: number; char_end: number }
+export interface GuidelineBlockRow { id: string; guideline_id: string; position: number; page: number; kind: string; text: string; char_start: number; char_end: number; source: string; confidence: number | null }
 
 /** Every block of a guideline in reading order. */
 export async function guidelineBlocks(sql: Tx, tenantId: string, guidelineId: string): Promise<GuidelineBlockRow[]> {
   return sql<GuidelineBlockRow[]>`
-    select id, guideline_id, position, page, kind, text, char_start, char_end
+    select id, guideline_id, position, page, kind, text, char_start, char_end, source, confidence
     from guideline_blocks where tenant_id = ${tenantId} and guideline_id = ${guidelineId}
     order by position`
 }
 
 /** The API shape of a guideline block. */
 export function renderGuidelineBlock(row: GuidelineBlockRow) {
-  return { id: row.id, guideline_id: row.guideline_id, position: row.position, page: row.page, kind: row.kind, text: row.text, char_start: row.char_start, char_end: row.char_end }
+  return {
+    id: row.id, guideline_id: row.guideline_id, position: row.position, page: row.page, kind: row.kind, text: row.text, char_start: row.char_start, char_end: row.char_end,
+    source: row.source, ...(row.confidence !== null ? { confidence: Math.round(row.confidence) } : {}),
+  }
 }
 
 /** Guideline sources as targets of the shared upload route. */

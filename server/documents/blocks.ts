@@ -6,7 +6,7 @@
  * and by one form feed ("\f") per page boundary crossed. Offsets count Unicode code points, end
  * exclusive, so `[...documentText].slice(char_start, char_end).join('') === block.text`.
  */
-import type { BlockKind, Extraction } from './adapters/types'
+import type { BlockKind, Extraction, TextSource } from './adapters/types'
 
 /** One block of a processed document. */
 export interface Block {
@@ -18,6 +18,10 @@ export interface Block {
   text: string
   charStart: number
   charEnd: number
+  /** `ocr` when recognised from an image; `text` otherwise. */
+  source: TextSource
+  /** Mean OCR word confidence (0-100) of an OCR block; null for text. */
+  confidence: number | null
 }
 
 /**
@@ -51,6 +55,8 @@ export function toBlocks(documentId: string, extraction: Extraction): Block[] {
         text: segment.text,
         charStart: offset,
         charEnd: offset + length,
+        source: segment.source ?? 'text',
+        confidence: segment.confidence ?? null,
       })
       offset += length
       lastPage = page.page

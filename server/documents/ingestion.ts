@@ -62,12 +62,12 @@ export async function applyOutcome(tx: Tx, doc: DocumentRow, outcome: IngestionO
       return
     case 'unsupported':
       await replaceBlocks(tx, doc.tenant_id, doc.id, [])
-      await setDocumentStatus(tx, doc, 'unsupported_pending', { errorCode: 'unsupported_pending', pageCount: null, blockCount: 0, processed: true })
+      await setDocumentStatus(tx, doc, 'unsupported_pending', { errorCode: 'unsupported_pending', pageCount: null, blockCount: 0, pages: null, processed: true })
       await finishTask(tx, { ...base, result: 'unsupported_pending' })
       return
     case 'unreadable':
       await replaceBlocks(tx, doc.tenant_id, doc.id, [])
-      await setDocumentStatus(tx, doc, 'failed', { errorCode: 'document_ingestion_failed', errorDetail: outcome.reason, pageCount: null, blockCount: 0, processed: true })
+      await setDocumentStatus(tx, doc, 'failed', { errorCode: 'document_ingestion_failed', errorDetail: outcome.reason, pageCount: outcome.pages?.total ?? null, blockCount: 0, pages: outcome.pages ?? null, processed: true })
       await finishTask(tx, { ...base, result: 'failed', reason: outcome.reason })
       return
     case 'parsed':
@@ -75,6 +75,7 @@ export async function applyOutcome(tx: Tx, doc: DocumentRow, outcome: IngestionO
       await setDocumentStatus(tx, doc, outcome.degraded ? 'ready_degraded' : 'ready', {
         pageCount: outcome.pageCount,
         blockCount: outcome.blocks.length,
+        pages: outcome.pages,
         errorDetail: outcome.degraded ? outcome.notes.join('; ') || 'part of the file could not be read' : null,
         processed: true,
       })

@@ -2,9 +2,11 @@
  * The `documents` and `document_blocks` tables: rows, their API shapes, and the status changes
  * (each appends a `document.status` case event in the same transaction).
  */
+import type postgres from 'postgres'
 import type { Tx } from '../db/connect'
 import { appendCaseEvent } from '../events/log'
 import type { Block } from './blocks'
+import type { PageSummary } from './parsing/pages'
 
 /** Document status values. */
 export const DOCUMENT_STATUSES = ['awaiting_upload', 'processing', 'ready', 'ready_degraded', 'failed', 'unsupported_pending'] as const
@@ -25,6 +27,8 @@ export interface DocumentRow {
   ingestion_generation: number
   page_count: number | null
   block_count: number | null
+  /** Page outcome counts, once processed (documents processed before per-page accounting have none). */
+  page_summary: PageSummary | null
   error_code: string | null
   error_detail: string | null
   uploaded_at: Date | null
@@ -51,6 +55,7 @@ export function renderUploadedFile(row: UploadedFileRow) {
     status: row.status,
     ...(row.page_count !== null ? { page_count: row.page_count } : {}),
     ...(row.block_count !== null ? { block_count: row.block_count } : {}),
+    ...(row.page_summary ? { pages: row.page_summary } : {}),
     ...(row.error_code !== null ? { error_code: row.error_code } : {}),
     ...(row.error_detail !== null ? { error_detail: row.error_detail } : {}),
     ...(row.uploaded_at !== null ? { uploaded_at: row.uploaded_at.toISOString() } : {}),
@@ -64,7 +69,7 @@ export function renderUploadedFile(row: UploadedFileRow) {
 export type DocumentView = ReturnType<typeof renderDocument>
 
 /** A row of `document_blocks`. */
-export interface BlockRow { id: string; position: number; page: number; kind: string; text: string; char_start: number; char_end: number }
+export interface BlockRow { id: string; position: number; page: number; kind: string; text: string; char_start: number; char_end: number; source: string; confidence: number | null }
 
 /** The API shape of a block. */
 export function renderBlock(row: BlockRow, documentId: string) {
@@ -77,6 +82,8 @@ export function renderBlock(row: BlockRow, documentId: string) {
     text: row.text,
     char_start: row.char_start,
     char_end: row.char_end,
+    source: row.source,
+    ...(row.confidence !== null ? { confidence: Math.round(row.confidence) } : {}),
   }
 }
 
@@ -101,6 +108,8 @@ export async function findDocumentById(sql: Tx, tenantId: string, documentId: st
 export interface StatusFields {
   pageCount?: number | null
   blockCount?: number | null
+  /** Page outcome counts; null clears them (a new upload or reingest). */
+  pages?: PageSummary | null
   errorCode?: string | null
   errorDetail?: string | null
   processed?: boolean
@@ -114,6 +123,7 @@ export interface StatusFields {
 export function statusAssignments(tx: Tx, status: string, current: { page_count: number | null; block_count: number | null }, fields: StatusFields) {
   return tx`
       status = ${status},
+      page_summary = ${fields.pages !== undefined ? (fields.pages === null ? null : tx.json(fields.pages as unknown as postgres.JSONValue)) : tx`page_summary`},
       page_count = ${fields.pageCount !== undefined ? fields.pageCount : current.page_count},
       block_count = ${fields.blockCount !== undefined ? fields.blockCount : current.block_count},
       error_code = ${fields.errorCode !== undefined ? fields.errorCode : null},
@@ -160,7 +170,9 @@ export async function replaceBlocks(tx: Tx, tenantId: string, documentId: string
       text: b.text,
       char_start: b.charStart,
       char_end: b.charEnd,
+      source: b.source,
+      confidence: b.confidence,
     }))
-    await tx`insert into document_blocks ${tx(rows, 'tenant_id', 'document_id', 'position', 'id', 'page', 'kind', 'text', 'char_start', 'char_end')}`
+    await tx`insert into document_blocks ${tx(rows, 'tenant_id', 'document_id', 'position', 'id', 'page', 'kind', 'text', 'char_start', 'char_end', 'source', 'confidence')}`
   }
 }

@@ -200,7 +200,7 @@ export function questionGroupRoutes(deps: AppDeps) {
       const scope = `guideline-blocks|${row.id}|${q.page ?? ''}`
       const after = q.cursor !== undefined ? Number(cursors.decode(q.cursor, scope)) : null
       const rows = await sql<GuidelineBlockRow[]>`
-        select id, guideline_id, position, page, kind, text, char_start, char_end
+        select id, guideline_id, position, page, kind, text, char_start, char_end, source, confidence
         from guideline_blocks
         where tenant_id = ${tenantId} and guideline_id = ${row.id}
           ${after !== null ? sql`and position > ${after}` : sql``}

@@ -144,7 +144,10 @@ describe('outcomes other than ready', () => {
   test('a PDF with a missing page ends ready_degraded with the readable pages, and the summary says so', async () => {
     const { doc } = await uploadAndComplete(app, key, scenarioId, { filename: 'partial.pdf', contentType: 'application/pdf', bytes: await partlyBrokenPdfSample() }, { notifications: [{ channel: 'email', email: { address: 'uw@example.test' } }] })
     const done = await settled(app, key, scenarioId, doc.id)
-    expect(done).toMatchObject({ status: 'ready_degraded', page_count: 3, block_count: 2, error_detail: '1 of 3 pages could not be read' })
+    expect(done).toMatchObject({
+      status: 'ready_degraded', page_count: 3, block_count: 2, error_detail: 'page 3 unreadable: the page could not be read',
+      pages: { total: 3, text_layer: 2, ocr: 0, blank: 0, unreadable: 1, low_confidence_blocks: 0 },
+    })
     expect((await allBlocks(app, key, scenarioId, doc.id)).map((b) => [b.page, b.text])).toEqual([[1, 'Readable page one'], [2, 'Readable page two']])
     const [envelope] = await envelopes(doc.id)
     expect(envelope).toMatchObject({ event_type: 'task.completed', outcome: { status: 'succeeded', error_code: null, summary: 'ingestion completed with a degraded parse (some content may be incomplete)' } })

@@ -112,8 +112,7 @@ describe('adapters', () => {
 
   test('a pdf with a missing page reads the others and is degraded', async () => {
     const e = await ADAPTERS.pdf(await partlyBrokenPdfSample())
-    expect(e.degraded).toBe(true)
-    expect(e.notes).toEqual(['1 of 3 pages could not be read'])
+    expect(e.pages.map((p) => [p.page, p.outcome, p.reason])).toEqual([[1, undefined, undefined], [2, undefined, undefined], [3, 'unreadable', 'the page could not be read']])
     expect(segs(e).map((s) => [s.page, s.text])).toEqual([[1, 'Readable page one'], [2, 'Readable page two']])
   })
 

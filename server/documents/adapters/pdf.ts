@@ -3,7 +3,7 @@
  * page order, cut into `page_text` blocks at line boundaries. A page that cannot be read is left
  * empty and makes the parse degraded; a file pdf.js cannot open at all is unreadable.
  */
-import { getDocumentProxy } from 'unpdf'
+import { getDocumentProxy, getResolvedPDFJS } from 'unpdf'
 import { DEFAULT_READ_LIMITS, tidy, UnreadableDocument, type Adapter, type ExtractedPage, type Segment } from './types'
 import { assertPdfStreamsWithin } from './pdf-bounds'
 
@@ -34,12 +34,24 @@ export function pageBlocks(text: string): Segment[] {
 
 interface TextItem { str?: string; hasEOL?: boolean }
 
+/** Fewer non-space characters than this in a page's text layer: the page is read as an image, if it has one. */
+const NEAR_EMPTY_CHARS = 10
+
+/** Whether a page paints an image (pdf.js operator ids of image painting). */
+async function paintsImage(page: { getOperatorList(): Promise<{ fnArray: number[] }> }): Promise<boolean> {
+  const { OPS } = await getResolvedPDFJS()
+  const imageOps = new Set<number>([OPS.paintImageXObject, OPS.paintInlineImageXObject, OPS.paintImageMaskXObject, OPS.paintImageXObjectRepeat, OPS.paintInlineImageXObjectGroup].filter((x) => x !== undefined))
+  const { fnArray } = await page.getOperatorList()
+  return fnArray.some((op) => imageOps.has(op))
+}
+
 /**
- * The PDF adapter. Streams that would inflate past the limit refuse the file; pages past
- * `maxPages` are left out and the parse is degraded, with a note saying so.
+ * The PDF adapter. Streams that would inflate past the limit refuse the file. Each page ends as
+ * `text_layer`, `ocr` (an image-only or near-empty page recognised by the OCR engine), `blank`, or
+ * `unreadable` with its reason; pages past `maxPages` are unreadable for that reason.
  */
-export const readPdf: Adapter = async (bytes, limits = DEFAULT_READ_LIMITS) => {
-  assertPdfStreamsWithin(bytes, limits.maxInflatedBytes)
+export const readPdf: Adapter = async (bytes, options = DEFAULT_READ_LIMITS) => {
+  assertPdfStreamsWithin(bytes, options.maxInflatedBytes)
   // pdf.js takes ownership of (detaches) the buffer it is given: hand it a copy.
   let pdf: Awaited<ReturnType<typeof getDocumentProxy>>
   try {
@@ -49,27 +61,39 @@ export const readPdf: Adapter = async (bytes, limits = DEFAULT_READ_LIMITS) => {
   }
   try {
     const pages: ExtractedPage[] = []
-    let broken = 0
-    const readable = Math.min(pdf.numPages, limits.maxPages)
+    const readable = Math.min(pdf.numPages, options.maxPages)
     for (let n = 1; n <= readable; n++) {
       // pdf.js chains promises: let timers and channel events of the parser process run now and then.
       if (n % 50 === 0) await new Promise((resolve) => setTimeout(resolve, 0))
+      let page: Awaited<ReturnType<typeof pdf.getPage>>
       try {
-        const page = await pdf.getPage(n)
+        page = await pdf.getPage(n)
+      } catch {
+        pages.push({ page: n, segments: [], outcome: 'unreadable', reason: 'the page could not be read' })
+        continue
+      }
+      try {
         const content = await page.getTextContent()
         const text = (content.items as TextItem[]).map((i) => (i.str ?? '') + (i.hasEOL ? '\n' : '')).join('')
-        pages.push({ page: n, segments: pageBlocks(text) })
-        page.cleanup()
+        const segments = pageBlocks(text)
+        if (text.replace(/\s/g, '').length >= NEAR_EMPTY_CHARS || !(await paintsImage(page))) {
+          pages.push({ page: n, segments })
+        } else if (!options.ocr) {
+          pages.push({ page: n, segments, outcome: 'unreadable', reason: 'image-only page and no OCR engine' })
+        } else {
+          pages.push({ page: n, ...(await options.ocr.pdfPage(pdf, n)) })
+        }
       } catch {
-        broken++
-        pages.push({ page: n, segments: [] })
+        pages.push({ page: n, segments: [], outcome: 'unreadable', reason: 'the page could not be read' })
+      } finally {
+        page.cleanup()
       }
     }
-    if (broken === readable && broken > 0) throw new UnreadableDocument('no page of the PDF could be read')
-    const notes: string[] = []
-    if (broken > 0) notes.push(`${broken} of ${pdf.numPages} pages could not be read`)
-    if (readable < pdf.numPages) notes.push(`the PDF has ${pdf.numPages} pages; pages ${readable + 1}-${pdf.numPages} were not read (page limit ${limits.maxPages}, SVC_PARSE_MAX_PAGES)`)
-    return { pages, degraded: notes.length > 0, notes }
+    if (pages.length > 0 && pages.every((p) => p.outcome === 'unreadable' && p.reason === 'the page could not be read')) throw new UnreadableDocument('no page of the PDF could be read')
+    for (let n = readable + 1; n <= pdf.numPages; n++) {
+      pages.push({ page: n, segments: [], outcome: 'unreadable', reason: `beyond the page limit ${options.maxPages} (SVC_PARSE_MAX_PAGES)` })
+    }
+    return { pages, degraded: false, notes: [] }
   } finally {
     await pdf.loadingTask.destroy().catch(() => {})
   }

@@ -7,11 +7,25 @@
 export const BLOCK_KINDS = ['paragraph', 'heading', 'table_row', 'page_text'] as const
 export type BlockKind = (typeof BLOCK_KINDS)[number]
 
-/** One run of text of one kind. */
-export interface Segment { kind: BlockKind; text: string }
+/** Where a segment's text came from: the file's own text, or optical character recognition. */
+export type TextSource = 'text' | 'ocr'
 
-/** The segments of one page (1-based); formats without pages put everything on page 1. */
-export interface ExtractedPage { page: number; segments: Segment[] }
+/** One run of text of one kind; OCR text carries its source and mean word confidence (0-100). */
+export interface Segment { kind: BlockKind; text: string; source?: TextSource; confidence?: number }
+
+/**
+ * How one page ended: read from its text layer, read by OCR, genuinely empty, or unreadable (with
+ * the reason). Every page of a document ends with exactly one.
+ */
+export const PAGE_OUTCOMES = ['text_layer', 'ocr', 'blank', 'unreadable'] as const
+export type PageOutcome = (typeof PAGE_OUTCOMES)[number]
+
+/**
+ * The segments of one page (1-based); formats without pages put everything on page 1. `outcome`
+ * defaults to `text_layer` when the page has segments and `blank` when it has none; `reason` is
+ * short and content-free, set for `unreadable`.
+ */
+export interface ExtractedPage { page: number; segments: Segment[]; outcome?: PageOutcome; reason?: string }
 
 /** The result of reading one file. */
 export interface Extraction {
@@ -34,11 +48,28 @@ export interface ReadLimits {
 /** The defaults of SVC_PARSE_MAX_PAGES and SVC_PARSE_MAX_INFLATED_MB. */
 export const DEFAULT_READ_LIMITS: ReadLimits = { maxPages: 2000, maxInflatedBytes: 128 * 1_048_576 }
 
+/** What OCR made of one page: its segments (source `ocr`), or why it is blank or unreadable. */
+export interface RecognizedPage { segments: Segment[]; outcome: 'ocr' | 'blank' | 'unreadable'; reason?: string }
+
+/** A PDF document as pdf.js opened it (only what OCR needs to render a page). */
+export interface RenderablePdf { getPage(n: number): Promise<unknown> }
+
+/** The OCR engine an adapter may use for pages without text (see server/documents/ocr). */
+export interface OcrEngine {
+  /** Recognises one encoded image (PNG, JPEG, WebP, ...), within the pixel and time limits. */
+  image(bytes: Uint8Array): Promise<RecognizedPage>
+  /** Renders one page of an open PDF and recognises it. */
+  pdfPage(pdf: RenderablePdf, pageNumber: number): Promise<RecognizedPage>
+}
+
+/** The limits an adapter reads within, and the OCR engine when the process has one. */
+export interface ReadOptions extends ReadLimits { ocr?: OcrEngine }
+
 /**
- * Reads the bytes of one file into an Extraction within `limits`; throws UnreadableDocument when
+ * Reads the bytes of one file into an Extraction within `options`; throws UnreadableDocument when
  * nothing can be read (a breached inflation limit included).
  */
-export type Adapter = (bytes: Uint8Array, limits?: ReadLimits) => Promise<Extraction>
+export type Adapter = (bytes: Uint8Array, options?: ReadOptions) => Promise<Extraction>
 
 /** A size in MiB for messages ("128 MiB"). */
 export const mib = (bytes: number): string => `${Math.round(bytes / 1_048_576)} MiB`

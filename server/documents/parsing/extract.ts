@@ -6,6 +6,7 @@
 import { ADAPTERS, UnreadableDocument, type Extraction, type Segment } from '../adapters'
 import type { AdapterName } from '../registry'
 import { toBlocks, type Block } from '../blocks'
+import { summarisePages, unreadableDetail, type PageSummary } from './pages'
 
 /** The limits of one document's parse (SVC_PARSE_MAX_*). */
 export interface DocumentLimits {
@@ -17,8 +18,8 @@ export interface DocumentLimits {
 
 /** What a parse found: blocks (maybe degraded, with content-free notes), or why nothing could be read. */
 export type ParseOutcome =
-  | { kind: 'unreadable'; reason: string }
-  | { kind: 'parsed'; blocks: Block[]; pageCount: number; degraded: boolean; notes: string[] }
+  | { kind: 'unreadable'; reason: string; pages?: PageSummary }
+  | { kind: 'parsed'; blocks: Block[]; pageCount: number; degraded: boolean; notes: string[]; pages: PageSummary }
 
 /**
  * Keeps the leading segments of an extraction within the block and character limits (before the
@@ -53,9 +54,13 @@ export async function extractDocument(documentId: string, type: { adapter: Adapt
   try {
     const read = await ADAPTERS[adapter](bytes, { maxPages: limits.maxPages, maxInflatedBytes: limits.maxInflatedBytes })
     const { extraction, note } = withinBlockLimits(read, limits)
-    const notes = note ? [...extraction.notes, note] : extraction.notes
+    const pages = summarisePages(extraction)
+    const unreadable = unreadableDetail(extraction)
+    const notes = [...(unreadable ? [unreadable] : []), ...extraction.notes, ...(note ? [note] : [])]
     const blocks = toBlocks(documentId, extraction)
-    return { kind: 'parsed', blocks, pageCount: extraction.pages.length, degraded: extraction.degraded || note !== undefined, notes }
+    // Content but no text is never `ready`: every page that was not blank was unreadable.
+    if (blocks.length === 0 && pages.unreadable > 0) return { kind: 'unreadable', reason: notes.join('; '), pages }
+    return { kind: 'parsed', blocks, pageCount: extraction.pages.length, degraded: extraction.degraded || pages.unreadable > 0 || note !== undefined, notes, pages }
   } catch (e) {
     if (e instanceof UnreadableDocument) return { kind: 'unreadable', reason: e.reason }
     // A parser library that throws on odd input: the bytes will not read better on a retry.

@@ -1,0 +1,66 @@
+/**
+ * Per-page accounting: every page of a document ends with one outcome (text layer, OCR, blank,
+ * unreadable), the document shows the counts, and its detail names the unreadable pages. This is
+ * what keeps a document from losing content silently: a page that held something and gave no text
+ * is counted as unreadable, and a document with content but no text is never `ready`.
+ */
+import type { ExtractedPage, Extraction, PageOutcome } from '../adapters/types'
+
+/** The page counts a document shows (`pages` on the resource). */
+export interface PageSummary {
+  total: number
+  text_layer: number
+  ocr: number
+  blank: number
+  unreadable: number
+  /** OCR blocks whose confidence is under LOW_CONFIDENCE: kept, counted, shown. */
+  low_confidence_blocks: number
+}
+
+/** An OCR block under this mean word confidence (0-100) is counted as low confidence. */
+export const LOW_CONFIDENCE = 60
+
+/** The outcome of a page: its own, or text_layer with segments and blank without. */
+export function outcomeOf(page: ExtractedPage): PageOutcome {
+  return page.outcome ?? (page.segments.length > 0 ? 'text_layer' : 'blank')
+}
+
+/** Counts the outcomes of an extraction's pages. */
+export function summarisePages(extraction: Extraction): PageSummary {
+  const summary: PageSummary = { total: extraction.pages.length, text_layer: 0, ocr: 0, blank: 0, unreadable: 0, low_confidence_blocks: 0 }
+  for (const page of extraction.pages) {
+    summary[outcomeOf(page)]++
+    for (const s of page.segments) if (s.source === 'ocr' && (s.confidence ?? 0) < LOW_CONFIDENCE) summary.low_confidence_blocks++
+  }
+  return summary
+}
+
+/** The longest list of unreadable pages a detail carries; the rest is summed up. */
+const MAX_DETAIL_CHARS = 600
+
+/**
+ * Names the unreadable pages, consecutive pages with the same reason as one range
+ * ("page 2 unreadable: ...; pages 5-9 unreadable: ..."), shortened past a few hundred characters.
+ */
+export function unreadableDetail(extraction: Extraction): string | undefined {
+  const runs: { from: number; to: number; reason: string }[] = []
+  for (const page of extraction.pages) {
+    if (outcomeOf(page) !== 'unreadable') continue
+    const reason = page.reason ?? 'the page could not be read'
+    const last = runs.at(-1)
+    if (last && last.to === page.page - 1 && last.reason === reason) last.to = page.page
+    else runs.push({ from: page.page, to: page.page, reason })
+  }
+  if (runs.length === 0) return undefined
+  let out = ''
+  for (let i = 0; i < runs.length; i++) {
+    const r = runs[i]!
+    const part = `${r.from === r.to ? `page ${r.from}` : `pages ${r.from}-${r.to}`} unreadable: ${r.reason}`
+    if (out.length + part.length > MAX_DETAIL_CHARS) {
+      const rest = runs.slice(i).reduce((n, x) => n + x.to - x.from + 1, 0)
+      return `${out}; and ${rest} more unreadable page${rest === 1 ? '' : 's'}`
+    }
+    out = out ? `${out}; ${part}` : part
+  }
+  return out
+}
