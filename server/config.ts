@@ -81,6 +81,12 @@ export interface ParseConfig {
   maxBlocks: number
   /** Characters of block text kept of one document (SVC_PARSE_MAX_CHARS). */
   maxChars: number
+  /** Largest image (width x height) OCR reads or renders a page to (SVC_OCR_MAX_PIXELS). */
+  ocrMaxPixels: number
+  /** One page's OCR time limit (SVC_OCR_PAGE_TIMEOUT_MS). */
+  ocrPageTimeoutMs: number
+  /** Pages recognised by OCR per document (SVC_OCR_MAX_PAGES). */
+  ocrMaxPages: number
 }
 
 /** Raised for an invalid environment value; its message is the one line printed at start. */
@@ -227,6 +233,9 @@ export function loadConfig(env: Env = process.env): Config {
       maxInflatedMb: int(env, 'SVC_PARSE_MAX_INFLATED_MB', 128, 1, 16_384),
       maxBlocks: int(env, 'SVC_PARSE_MAX_BLOCKS', 20_000, 1, 10_000_000),
       maxChars: int(env, 'SVC_PARSE_MAX_CHARS', 10_000_000, 1000, 1_000_000_000),
+      ocrMaxPixels: int(env, 'SVC_OCR_MAX_PIXELS', 40_000_000, 10_000, 1_000_000_000),
+      ocrPageTimeoutMs: int(env, 'SVC_OCR_PAGE_TIMEOUT_MS', 30_000, 100, 600_000),
+      ocrMaxPages: int(env, 'SVC_OCR_MAX_PAGES', 300, 0, 100_000),
     },
   }
 }

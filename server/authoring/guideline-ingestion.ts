@@ -32,7 +32,7 @@ async function applyOutcome(tx: Tx, row: GuidelineRow, outcome: IngestionOutcome
       return
     case 'unsupported':
       await replaceGuidelineBlocks(tx, row.tenant_id, row.id, [])
-      await setGuidelineStatus(tx, row, 'unsupported_pending', { errorCode: 'unsupported_pending', pageCount: null, blockCount: 0, pages: null, processed: true })
+      await setGuidelineStatus(tx, row, 'unsupported_pending', { errorCode: 'unsupported_pending', errorDetail: outcome.reason ?? null, pageCount: null, blockCount: 0, pages: null, processed: true })
       await finishTask(tx, { ...base, result: 'unsupported_pending' })
       return
     case 'unreadable':

@@ -21,7 +21,7 @@ import { findDocumentById, replaceBlocks, setDocumentStatus, type DocumentRow } 
 export const DOCUMENT_INGESTION = 'document_ingestion'
 
 /** What the parse found, handed from prepare to the handler. */
-export type IngestionOutcome = { kind: 'skip' } | { kind: 'unsupported' } | ParseOutcome
+export type IngestionOutcome = { kind: 'skip' } | { kind: 'unsupported'; reason?: string } | ParseOutcome
 
 /** The payload of an ingestion job. */
 export interface IngestionPayload { documentId: string; generation: number }
@@ -41,7 +41,7 @@ const current = (doc: DocumentRow | null, payload: IngestionPayload): doc is Doc
  */
 export async function parseDocument(doc: Pick<DocumentRow, 'id' | 'content_type' | 'blob_key'>, deps: Pick<AppDeps, 'blobs' | 'parser'>): Promise<IngestionOutcome> {
   const type = findFileType(doc.content_type)
-  if (!type?.adapter) return { kind: 'unsupported' }
+  if (!type?.adapter) return { kind: 'unsupported', reason: type?.unsupportedReason }
   const bytes = doc.blob_key ? await readAll(deps.blobs, doc.blob_key) : null
   if (!bytes) throw new Error(`the bytes of document ${doc.id} are not in the blob store`)
   return deps.parser.parse(doc.id, { adapter: type.adapter, label: type.label }, bytes)
@@ -62,7 +62,7 @@ export async function applyOutcome(tx: Tx, doc: DocumentRow, outcome: IngestionO
       return
     case 'unsupported':
       await replaceBlocks(tx, doc.tenant_id, doc.id, [])
-      await setDocumentStatus(tx, doc, 'unsupported_pending', { errorCode: 'unsupported_pending', pageCount: null, blockCount: 0, pages: null, processed: true })
+      await setDocumentStatus(tx, doc, 'unsupported_pending', { errorCode: 'unsupported_pending', errorDetail: outcome.reason ?? null, pageCount: null, blockCount: 0, pages: null, processed: true })
       await finishTask(tx, { ...base, result: 'unsupported_pending' })
       return
     case 'unreadable':

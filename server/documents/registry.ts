@@ -6,7 +6,7 @@
 import { fileTypeFromBuffer } from 'file-type'
 
 /** The adapters the ingestion job knows. */
-export type AdapterName = 'text' | 'markdown' | 'csv' | 'html' | 'pdf' | 'docx'
+export type AdapterName = 'text' | 'markdown' | 'csv' | 'html' | 'pdf' | 'docx' | 'image'
 
 /** One recognised content type. */
 export interface FileType {
@@ -15,6 +15,8 @@ export interface FileType {
   extensions: readonly string[]
   /** The adapter that extracts its text; absent when recognised without one. */
   adapter?: AdapterName
+  /** Why a recognised type without an adapter is not read (the detail of its `unsupported_pending`). */
+  unsupportedReason?: string
   /**
    * What the leading bytes must sniff as: `text` (no sniffable binary signature and no NUL byte),
    * or the MIME types a signature detector may report for it.
@@ -36,9 +38,14 @@ export const FILE_TYPES: readonly FileType[] = [
     label: 'Word document (DOCX)', extensions: ['docx'], adapter: 'docx',
     sniff: ['application/vnd.openxmlformats-officedocument.wordprocessingml.document'],
   },
-  { contentType: 'image/png', label: 'PNG image', extensions: ['png'], sniff: ['image/png'] },
-  { contentType: 'image/jpeg', label: 'JPEG image', extensions: ['jpg', 'jpeg'], sniff: ['image/jpeg'] },
-  { contentType: 'image/tiff', label: 'TIFF image', extensions: ['tif', 'tiff'], sniff: ['image/tiff'] },
+  { contentType: 'image/png', label: 'PNG image', extensions: ['png'], adapter: 'image', sniff: ['image/png'] },
+  { contentType: 'image/jpeg', label: 'JPEG image', extensions: ['jpg', 'jpeg'], adapter: 'image', sniff: ['image/jpeg'] },
+  { contentType: 'image/tiff', label: 'TIFF image', extensions: ['tif', 'tiff'], adapter: 'image', sniff: ['image/tiff'] },
+  { contentType: 'image/webp', label: 'WebP image', extensions: ['webp'], adapter: 'image', sniff: ['image/webp'] },
+  {
+    contentType: 'image/heic', label: 'HEIC image', extensions: ['heic', 'heif'], sniff: ['image/heic', 'image/heif', 'image/heic-sequence', 'image/heif-sequence'],
+    unsupportedReason: 'HEIC images cannot be decoded here yet (patent-encumbered codec); export the photo as JPEG or PNG',
+  },
   {
     contentType: 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet',
     label: 'Excel workbook (XLSX)', extensions: ['xlsx'],

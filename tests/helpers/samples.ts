@@ -111,6 +111,12 @@ export function pngSample(): Bytes {
   return new Uint8Array(PNG.sync.write(png))
 }
 
+/** The leading bytes of a HEIC photo (an ISO-BMFF `ftyp` box of brand heic and a stub): sniffs as image/heic. */
+export function heicSample(): Bytes {
+  const ftyp = [0, 0, 0, 0x18, ...utf8('ftypheic'), 0, 0, 0, 0, ...utf8('mif1heic')]
+  return new Uint8Array([...ftyp, 0, 0, 0, 0x10, ...utf8('meta'), 0, 0, 0, 0, 0, 0, 0, 0])
+}
+
 /** Lower-case hex SHA-256 of bytes. */
 export function sha256Hex(bytes: Uint8Array): string {
   return new Bun.CryptoHasher('sha256').update(bytes).digest('hex')

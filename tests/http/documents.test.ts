@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, test, setDefaultTimeout } from '
 import { call, problemOf, startApp, type TestApp } from '../helpers/app'
 import {
   allBlocks, corruptPdfSample, csvSample, docxSample, htmlSample, markdownSample, partlyBrokenPdfSample, pdfSample,
-  pngSample, putBytes, settled, startUpload, textSample, truncatedCsvSample, uploadAndComplete, brokenUtf8TextSample, type SampleFile,
+  pngSample, heicSample, putBytes, settled, startUpload, textSample, truncatedCsvSample, uploadAndComplete, brokenUtf8TextSample, type SampleFile,
 } from '../helpers/samples'
 import { documentText } from '../../server/documents/blocks'
 import { documentIngestionJobKind } from '../../server/documents/ingestion'
@@ -120,17 +120,23 @@ describe('the whole flow for each adapter', () => {
 })
 
 describe('outcomes other than ready', () => {
-  test('a PNG is accepted, stored and ends unsupported_pending (task.failed, error_code unsupported_pending)', async () => {
-    const png = pngSample()
-    const { doc, complete } = await uploadAndComplete(app, key, scenarioId, { filename: 'scan.png', contentType: 'image/png', bytes: png }, { notifications: [{ channel: 'email', email: { address: 'uw@example.test' } }] })
+  test('a HEIC photo is accepted, stored and ends unsupported_pending saying why (task.failed, error_code unsupported_pending)', async () => {
+    const heic = heicSample()
+    const { doc, complete } = await uploadAndComplete(app, key, scenarioId, { filename: 'photo.heic', contentType: 'image/heic', bytes: heic }, { notifications: [{ channel: 'email', email: { address: 'uw@example.test' } }] })
     expect(complete.status).toBe(202)
     const done = await settled(app, key, scenarioId, doc.id)
-    expect(done).toMatchObject({ status: 'unsupported_pending', error_code: 'unsupported_pending', block_count: 0 })
+    expect(done).toMatchObject({ status: 'unsupported_pending', error_code: 'unsupported_pending', block_count: 0, error_detail: expect.stringContaining('HEIC images cannot be decoded') })
     expect(await allBlocks(app, key, scenarioId, doc.id)).toEqual([])
     const dl = await fetch(`${app.url}/v1/scenarios/${scenarioId}/documents/${doc.id}/download`, { headers: { authorization: `Bearer ${key}` } })
-    expect(new Uint8Array(await dl.arrayBuffer())).toEqual(png)
+    expect(new Uint8Array(await dl.arrayBuffer())).toEqual(heic)
     const [envelope] = await envelopes(doc.id)
     expect(envelope).toMatchObject({ event_type: 'task.failed', outcome: { status: 'failed', error_code: 'unsupported_pending', summary: 'format not yet supported for automatic ingestion' } })
+  })
+
+  test('a PNG without text is read by OCR and ends ready with its one page counted blank', async () => {
+    const { doc } = await uploadAndComplete(app, key, scenarioId, { filename: 'pattern.png', contentType: 'image/png', bytes: pngSample() })
+    const done = await settled(app, key, scenarioId, doc.id)
+    expect(done).toMatchObject({ status: 'ready', block_count: 0, page_count: 1, pages: { total: 1, text_layer: 0, ocr: 0, blank: 1, unreadable: 0, low_confidence_blocks: 0 } })
   })
 
   test('a corrupt PDF ends failed with document_ingestion_failed and a content-free reason', async () => {

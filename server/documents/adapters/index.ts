@@ -9,6 +9,7 @@ import { readCsv } from './csv'
 import { readHtml } from './html'
 import { readPdf } from './pdf'
 import { readDocx } from './docx'
+import { readImage } from './image'
 
 export { UnreadableDocument, BLOCK_KINDS, type BlockKind, type Extraction, type Segment, type Adapter } from './types'
 
@@ -20,4 +21,5 @@ export const ADAPTERS: Record<AdapterName, Adapter> = {
   html: readHtml,
   pdf: readPdf,
   docx: readDocx,
+  image: readImage,
 }

@@ -56,8 +56,13 @@ export interface RenderablePdf { getPage(n: number): Promise<unknown> }
 
 /** The OCR engine an adapter may use for pages without text (see server/documents/ocr). */
 export interface OcrEngine {
-  /** Recognises one encoded image (PNG, JPEG, WebP, ...), within the pixel and time limits. */
-  image(bytes: Uint8Array): Promise<RecognizedPage>
+  /** The largest image (width x height) it recognises; callers refuse larger ones before decoding. */
+  readonly maxPixels: number
+  /**
+   * Recognises one encoded image (PNG, JPEG, WebP, ...), within the pixel and time limits; a
+   * function is called only once the page is admitted (so refused pages are never decoded).
+   */
+  image(bytes: Uint8Array | (() => Uint8Array)): Promise<RecognizedPage>
   /** Renders one page of an open PDF and recognises it. */
   pdfPage(pdf: RenderablePdf, pageNumber: number): Promise<RecognizedPage>
 }

@@ -7,13 +7,18 @@ import { ADAPTERS, UnreadableDocument, type Extraction, type Segment } from '../
 import type { AdapterName } from '../registry'
 import { toBlocks, type Block } from '../blocks'
 import { summarisePages, unreadableDetail, type PageSummary } from './pages'
+import type { OcrLimits } from '../ocr/engine'
+import type { OcrEngine } from '../adapters/types'
 
-/** The limits of one document's parse (SVC_PARSE_MAX_*). */
+/** The limits of one document's parse (SVC_PARSE_MAX_*, SVC_OCR_*). */
 export interface DocumentLimits {
   maxPages: number
   maxInflatedBytes: number
   maxBlocks: number
   maxChars: number
+  /** The parse's wall-clock limit: OCR stops early enough to hand back what it read. */
+  timeoutMs: number
+  ocr: OcrLimits
 }
 
 /** What a parse found: blocks (maybe degraded, with content-free notes), or why nothing could be read. */
@@ -49,10 +54,10 @@ export function withinBlockLimits(extraction: Extraction, limits: Pick<DocumentL
 }
 
 /** Parses one document's bytes with the named adapter within `limits`. */
-export async function extractDocument(documentId: string, type: { adapter: AdapterName; label: string }, bytes: Uint8Array, limits: DocumentLimits): Promise<ParseOutcome> {
+export async function extractDocument(documentId: string, type: { adapter: AdapterName; label: string }, bytes: Uint8Array, limits: DocumentLimits, ocr?: OcrEngine): Promise<ParseOutcome> {
   const { adapter, label } = type
   try {
-    const read = await ADAPTERS[adapter](bytes, { maxPages: limits.maxPages, maxInflatedBytes: limits.maxInflatedBytes })
+    const read = await ADAPTERS[adapter](bytes, { maxPages: limits.maxPages, maxInflatedBytes: limits.maxInflatedBytes, ocr })
     const { extraction, note } = withinBlockLimits(read, limits)
     const pages = summarisePages(extraction)
     const unreadable = unreadableDetail(extraction)

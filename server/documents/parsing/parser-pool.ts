@@ -102,6 +102,8 @@ export function createParserPool(config: ParseConfig, log: (level: 'info' | 'war
     maxInflatedBytes: config.maxInflatedMb * 1_048_576,
     maxBlocks: config.maxBlocks,
     maxChars: config.maxChars,
+    timeoutMs: config.timeoutMs,
+    ocr: { maxPixels: config.ocrMaxPixels, pageTimeoutMs: config.ocrPageTimeoutMs, maxPages: config.ocrMaxPages },
   }
   const memoryLimit = config.memoryMb * 1_048_576
   const children = new Set<Child>()

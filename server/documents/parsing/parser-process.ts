@@ -4,6 +4,7 @@
  * its memory and time from outside and kills it on a breach. It exits when its parent goes away.
  */
 import { extractDocument, type DocumentLimits, type ParseOutcome } from './extract'
+import { OcrRecognizer } from '../ocr/engine'
 import type { AdapterName } from '../registry'
 
 /**
@@ -24,11 +25,16 @@ export type ParseReply = { id: number; outcome: ParseOutcome } | { id: number; e
 /** Serves parse requests on the IPC channel until the parent disconnects. */
 export function serveParseRequests(): void {
   const parent = process.ppid
+  let recognizer: OcrRecognizer | undefined
   process.on('message', async (request: ParseRequest) => {
     let reply: ParseReply
     try {
+      const started = Date.now()
       const bytes = await Bun.file(request.bytesPath).bytes()
-      reply = { id: request.id, outcome: await extractDocument(request.documentId, request.type, bytes, request.limits) }
+      recognizer ??= new OcrRecognizer(request.limits.ocr)
+      // OCR stops at 80% of the parse's time limit, so what it read is handed back before the kill.
+      const ocr = recognizer.forDocument(started + request.limits.timeoutMs * 0.8)
+      reply = { id: request.id, outcome: await extractDocument(request.documentId, request.type, bytes, request.limits, ocr) }
     } catch (e) {
       reply = { id: request.id, error: String((e as Error)?.message ?? e).slice(0, 200) }
     }

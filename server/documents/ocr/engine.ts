@@ -1,0 +1,157 @@
+/**
+ * The OCR engine of a parser process: Tesseract (tesseract.js, WebAssembly) with the English model
+ * from the npm registry (`@tesseract.js-data/eng`), so nothing is downloaded at run time. One
+ * recogniser per process, created on first use and kept; a page that outlasts its time limit ends
+ * `unreadable` and the recogniser is replaced. Every limit turns into an unreadable page with its
+ * reason: pixels per page, pages per document, seconds per page, and the document's time budget.
+ */
+import { dirname, join } from 'node:path'
+import { createWorker, OEM, PSM, type Worker } from 'tesseract.js'
+import { imageSize } from 'image-size'
+import type { OcrEngine, RecognizedPage, RenderablePdf, Segment } from '../adapters/types'
+import { renderPdfPage } from './render'
+
+/** The limits OCR works within (SVC_OCR_*), and when the whole document's parse must be done. */
+export interface OcrLimits {
+  /** Largest image (width x height) recognised or rendered (SVC_OCR_MAX_PIXELS). */
+  maxPixels: number
+  /** One page's recognition time limit (SVC_OCR_PAGE_TIMEOUT_MS). */
+  pageTimeoutMs: number
+  /** Pages recognised per document; later ones are unreadable (SVC_OCR_MAX_PAGES). */
+  maxPages: number
+}
+
+/** A page whose words average under this confidence is noise, not text: unreadable. */
+export const MIN_PAGE_CONFIDENCE = 30
+
+/** Resolution pages are rendered at for recognition (less when the page is too large for the pixel limit). */
+const RENDER_DPI = 300
+
+/** The directory of the English model, resolved from the installed package (embedded by `bun build`). */
+function modelDirectory(): string {
+  return join(dirname(require.resolve('@tesseract.js-data/eng/package.json')), '4.0.0_best_int')
+}
+
+class PageTimeout extends Error {}
+
+/** One document's OCR: counts its pages and stops at its deadline. */
+export interface DocumentOcr extends OcrEngine {
+  /** Pages recognised so far. */
+  readonly pagesDone: number
+}
+
+/** The process's recogniser, shared by its documents one at a time. */
+export class OcrRecognizer {
+  #worker: Promise<Worker> | undefined
+
+  constructor(private readonly limits: OcrLimits) {}
+
+  #get(): Promise<Worker> {
+    this.#worker ??= createWorker('eng', OEM.LSTM_ONLY, {
+      langPath: modelDirectory(),
+      cacheMethod: 'none',
+      gzip: true,
+      logger: () => {},
+      errorHandler: () => {},
+    }).then(async (w) => {
+      await w.setParameters({ tessedit_pageseg_mode: PSM.AUTO, user_defined_dpi: '300' })
+      return w
+    })
+    return this.#worker
+  }
+
+  /** Drops the recogniser (after a timeout its state is unknown); the next page starts a new one. */
+  async reset(): Promise<void> {
+    const w = this.#worker
+    this.#worker = undefined
+    if (w) await w.then((x) => x.terminate()).catch(() => {})
+  }
+
+  /** Recognises one encoded image within the pixel and per-page time limits. */
+  async recognize(bytes: Uint8Array): Promise<RecognizedPage> {
+    let size: { width?: number; height?: number }
+    try {
+      size = imageSize(bytes)
+    } catch {
+      return { segments: [], outcome: 'unreadable', reason: 'the image could not be decoded' }
+    }
+    const pixels = (size.width ?? 0) * (size.height ?? 0)
+    if (pixels === 0) return { segments: [], outcome: 'unreadable', reason: 'the image could not be decoded' }
+    if (pixels > this.limits.maxPixels) {
+      return { segments: [], outcome: 'unreadable', reason: `the image has ${pixels} pixels, over the limit of ${this.limits.maxPixels} (SVC_OCR_MAX_PIXELS)` }
+    }
+    const worker = await this.#get()
+    let timer: Timer | undefined
+    try {
+      const result = await Promise.race([
+        worker.recognize(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength), {}, { blocks: true, text: false }),
+        new Promise<never>((_, reject) => { timer = setTimeout(() => reject(new PageTimeout()), this.limits.pageTimeoutMs) }),
+      ])
+      return toRecognizedPage(result.data.blocks ?? [])
+    } catch (e) {
+      await this.reset()
+      if (e instanceof PageTimeout) return { segments: [], outcome: 'unreadable', reason: `OCR took longer than the ${Math.round(this.limits.pageTimeoutMs / 1000)} s page limit (SVC_OCR_PAGE_TIMEOUT_MS)` }
+      return { segments: [], outcome: 'unreadable', reason: 'the image could not be recognised' }
+    } finally {
+      clearTimeout(timer)
+    }
+  }
+
+  /**
+   * The engine of one document: `deadline` (epoch ms) is when its parse must be done, so pages
+   * not recognised by then are unreadable for that reason instead of the whole parse being killed.
+   */
+  forDocument(deadline: number): DocumentOcr {
+    const limits = this.limits
+    let pagesDone = 0
+    const gate = (): RecognizedPage | undefined => {
+      if (pagesDone >= limits.maxPages) return { segments: [], outcome: 'unreadable', reason: `not recognised: beyond the OCR page limit ${limits.maxPages} (SVC_OCR_MAX_PAGES)` }
+      if (Date.now() > deadline) return { segments: [], outcome: 'unreadable', reason: 'not recognised: the document\'s time limit was reached (SVC_PARSE_TIMEOUT_MS)' }
+      pagesDone++
+      return undefined
+    }
+    return {
+      maxPixels: limits.maxPixels,
+      get pagesDone() { return pagesDone },
+      image: async (bytes) => {
+        const refused = gate()
+        if (refused) return refused
+        let image: Uint8Array
+        try {
+          image = typeof bytes === 'function' ? bytes() : bytes
+        } catch {
+          return { segments: [], outcome: 'unreadable', reason: 'the image could not be decoded' }
+        }
+        return this.recognize(image)
+      },
+      pdfPage: async (pdf: RenderablePdf, pageNumber: number) => {
+        const refused = gate()
+        if (refused) return refused
+        const png = await renderPdfPage(pdf, pageNumber, { dpi: RENDER_DPI, maxPixels: limits.maxPixels })
+        if (!png) return { segments: [], outcome: 'unreadable', reason: 'the page could not be rendered' }
+        return this.recognize(png)
+      },
+    }
+  }
+}
+
+interface TesseractParagraph { text: string; confidence: number; lines: { words: { text: string; confidence: number }[] }[] }
+
+/** Paragraphs of recognised text as OCR segments; no words is a blank page, noise an unreadable one. */
+export function toRecognizedPage(blocks: { paragraphs: TesseractParagraph[] }[]): RecognizedPage {
+  const segments: Segment[] = []
+  let words = 0
+  let confidenceSum = 0
+  for (const block of blocks) {
+    for (const p of block.paragraphs) {
+      const text = p.lines.map((l) => l.words.map((w) => w.text).join(' ')).join('\n').trim()
+      if (text === '') continue
+      for (const l of p.lines) for (const w of l.words) { words++; confidenceSum += w.confidence }
+      segments.push({ kind: 'paragraph', text, source: 'ocr', confidence: Math.max(0, Math.min(100, p.confidence)) })
+    }
+  }
+  if (words === 0) return { segments: [], outcome: 'blank' }
+  const mean = confidenceSum / words
+  if (mean < MIN_PAGE_CONFIDENCE) return { segments: [], outcome: 'unreadable', reason: `no legible text (OCR confidence ${Math.round(mean)})` }
+  return { segments, outcome: 'ocr' }
+}
