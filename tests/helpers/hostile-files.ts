@@ -176,6 +176,14 @@ export function pdfStreamBomb(inflatedBytes: number, pages = 3, bombPage = 2): B
   return pdfOf(objects)
 }
 
+/** A zlib stream (header, deflate data, Adler-32) inflating to `times` copies of `body`, built without holding them. */
+export function repeatedZlib(body: Uint8Array, times: number): Bytes {
+  const r = repeatedDeflate(new Uint8Array(0), body, times, new Uint8Array(0))
+  const adler = new Uint8Array(4)
+  new DataView(adler.buffer).setUint32(0, r.adler32())
+  return concat([new Uint8Array([0x78, 0xda]), r.deflated, adler])
+}
+
 /** A plain text of about `bytes` bytes in short paragraphs (one per line pair). */
 export function hugeText(bytes: number): Bytes {
   const para = 'The applicant declares income, assets and liabilities as listed.\n\n'

@@ -9,7 +9,7 @@ import { dirname, join } from 'node:path'
 import { createWorker, OEM, PSM, type Worker } from 'tesseract.js'
 import { imageSize } from 'image-size'
 import type { OcrEngine, RecognizedPage, RenderablePdf, Segment } from '../adapters/types'
-import { renderPdfPage } from './render'
+import { inkShare, isJpeg, orientedPng, renderPdfPage } from './render'
 
 /** The limits OCR works within (SVC_OCR_*), and when the whole document's parse must be done. */
 export interface OcrLimits {
@@ -24,8 +24,14 @@ export interface OcrLimits {
 /** A page whose words average under this confidence is noise, not text: unreadable. */
 export const MIN_PAGE_CONFIDENCE = 30
 
+/** A first reading under this mean confidence is tried again turned by 90, 180 and 270 degrees. */
+const RETRY_TURNS_UNDER = 70
+
 /** Resolution pages are rendered at for recognition (less when the page is too large for the pixel limit). */
-const RENDER_DPI = 300
+const RENDER_DPI = 200
+
+/** A page with no words but more dark pixels than this share is not blank: it held something illegible. */
+const BLANK_INK_SHARE = 0.02
 
 /** The directory of the English model, resolved from the installed package (embedded by `bun build`). */
 function modelDirectory(): string {
@@ -80,14 +86,16 @@ export class OcrRecognizer {
     if (pixels > this.limits.maxPixels) {
       return { segments: [], outcome: 'unreadable', reason: `the image has ${pixels} pixels, over the limit of ${this.limits.maxPixels} (SVC_OCR_MAX_PIXELS)` }
     }
-    const worker = await this.#get()
     let timer: Timer | undefined
     try {
-      const result = await Promise.race([
-        worker.recognize(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength), {}, { blocks: true, text: false }),
+      const reading = await Promise.race([
+        this.#read(bytes),
         new Promise<never>((_, reject) => { timer = setTimeout(() => reject(new PageTimeout()), this.limits.pageTimeoutMs) }),
       ])
-      return toRecognizedPage(result.data.blocks ?? [])
+      if (reading.words === 0 && ((await inkShare(bytes)) ?? 0) > BLANK_INK_SHARE) {
+        return { segments: [], outcome: 'unreadable', reason: 'no legible text found on a page that is not blank' }
+      }
+      return reading.page
     } catch (e) {
       await this.reset()
       if (e instanceof PageTimeout) return { segments: [], outcome: 'unreadable', reason: `OCR took longer than the ${Math.round(this.limits.pageTimeoutMs / 1000)} s page limit (SVC_OCR_PAGE_TIMEOUT_MS)` }
@@ -95,6 +103,29 @@ export class OcrRecognizer {
     } finally {
       clearTimeout(timer)
     }
+  }
+
+  /**
+   * Reads an image upright: a JPEG's EXIF orientation applied, and a weak first reading tried again
+   * at the other three quarter turns (a page scanned sideways or upside down), keeping the best.
+   */
+  async #read(bytes: Uint8Array): Promise<Reading> {
+    const worker = await this.#get()
+    const once = async (image: Uint8Array): Promise<Reading> => {
+      const result = await worker.recognize(Buffer.from(image.buffer, image.byteOffset, image.byteLength), {}, { blocks: true, text: false })
+      return reading(result.data.blocks ?? [])
+    }
+    const upright = isJpeg(bytes) ? (await orientedPng(bytes, 0)) ?? bytes : bytes
+    let best = await once(upright)
+    if (best.words === 0 || best.meanConfidence >= RETRY_TURNS_UNDER) return best
+    for (const turns of [1, 2, 3] as const) {
+      const turned = await orientedPng(upright, turns)
+      if (!turned) break
+      const r = await once(turned)
+      if (r.meanConfidence * Math.sqrt(r.words) > best.meanConfidence * Math.sqrt(best.words)) best = r
+      if (best.meanConfidence >= RETRY_TURNS_UNDER) break
+    }
+    return best
   }
 
   /**
@@ -136,6 +167,16 @@ export class OcrRecognizer {
 }
 
 interface TesseractParagraph { text: string; confidence: number; lines: { words: { text: string; confidence: number }[] }[] }
+
+/** One reading of an image: the page it gives, and its word count and mean word confidence. */
+interface Reading { page: RecognizedPage; words: number; meanConfidence: number }
+
+function reading(blocks: { paragraphs: TesseractParagraph[] }[]): Reading {
+  let words = 0
+  let sum = 0
+  for (const b of blocks) for (const p of b.paragraphs) for (const l of p.lines) for (const w of l.words) if (w.text.trim() !== '') { words++; sum += w.confidence }
+  return { page: toRecognizedPage(blocks), words, meanConfidence: words === 0 ? 0 : sum / words }
+}
 
 /** Paragraphs of recognised text as OCR segments; no words is a blank page, noise an unreadable one. */
 export function toRecognizedPage(blocks: { paragraphs: TesseractParagraph[] }[]): RecognizedPage {

@@ -5,7 +5,7 @@
  */
 import { renderPageAsImage } from 'unpdf'
 import UTIF from 'utif2'
-import { createCanvas } from '@napi-rs/canvas'
+import { createCanvas, loadImage } from '@napi-rs/canvas'
 import type { RenderablePdf } from '../adapters/types'
 
 interface PdfPage { getViewport(o: { scale: number }): { width: number; height: number } }
@@ -23,6 +23,51 @@ export async function renderPdfPage(pdf: RenderablePdf, pageNumber: number, opts
     const scale = Math.min(wanted, fitting)
     const png = await renderPageAsImage(pdf as never, pageNumber, { canvasImport: () => import('@napi-rs/canvas'), scale })
     return new Uint8Array(png)
+  } catch {
+    return undefined
+  }
+}
+
+/** Whether the bytes are a JPEG (they may carry an EXIF orientation). */
+export const isJpeg = (b: Uint8Array) => b.length > 3 && b[0] === 0xff && b[1] === 0xd8 && b[2] === 0xff
+
+/**
+ * The image as PNG, turned by `quarterTurns` x 90 degrees clockwise, with its EXIF orientation
+ * applied first (Skia's decoder honours it), or undefined when it cannot be decoded.
+ */
+export async function orientedPng(bytes: Uint8Array, quarterTurns: 0 | 1 | 2 | 3): Promise<Uint8Array | undefined> {
+  try {
+    const img = await loadImage(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength))
+    const sideways = quarterTurns % 2 === 1
+    const canvas = createCanvas(sideways ? img.height : img.width, sideways ? img.width : img.height)
+    const ctx = canvas.getContext('2d')
+    ctx.translate(canvas.width / 2, canvas.height / 2)
+    ctx.rotate((quarterTurns * Math.PI) / 2)
+    ctx.drawImage(img, -img.width / 2, -img.height / 2)
+    return new Uint8Array(canvas.toBuffer('image/png'))
+  } catch {
+    return undefined
+  }
+}
+
+/**
+ * The share of dark pixels of an image (0-1), measured on a small copy: a blank page has almost
+ * none, a page of text a few percent, a photo or noise much more. Undefined when undecodable.
+ */
+export async function inkShare(bytes: Uint8Array): Promise<number | undefined> {
+  try {
+    const img = await loadImage(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength))
+    const w = 120
+    const h = Math.max(1, Math.round((img.height / Math.max(1, img.width)) * w))
+    const canvas = createCanvas(w, h)
+    const ctx = canvas.getContext('2d')
+    ctx.fillStyle = '#ffffff'
+    ctx.fillRect(0, 0, w, h)
+    ctx.drawImage(img, 0, 0, w, h)
+    const { data } = ctx.getImageData(0, 0, w, h)
+    let dark = 0
+    for (let i = 0; i < data.length; i += 4) if ((data[i]! + data[i + 1]! + data[i + 2]!) / 3 < 160) dark++
+    return dark / (w * h)
   } catch {
     return undefined
   }
