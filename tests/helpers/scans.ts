@@ -68,6 +68,14 @@ export async function imageOnlyPdf(jpegs: Uint8Array[]): Promise<Bytes> {
   return new Uint8Array(await pdf.save())
 }
 
+/** A PDF of `pages` pages that all draw the same embedded JPEG (one image object: a small file of many image pages). */
+export async function sharedImagePdf(jpeg: Uint8Array, pages: number): Promise<Bytes> {
+  const pdf = await PDFDocument.create()
+  const img = await pdf.embedJpg(jpeg)
+  for (let i = 0; i < pages; i++) pdf.addPage([612, 792]).drawImage(img, { x: 0, y: 0, width: 612, height: 792 })
+  return new Uint8Array(await pdf.save())
+}
+
 /**
  * A phone photo: the page stored turned a quarter counter-clockwise, with EXIF orientation 6
  * ("rotate 90 clockwise to display"), as phones store portrait shots.
