@@ -5,7 +5,8 @@ export {}
  * `dist/svc migrate|tenant|user|api-key ...` is the CLI.
  */
 const result = await Bun.build({
-  entrypoints: ['server/main.ts'],
+  // The OCR thread is its own entry point: worker threads of a compiled binary load embedded entries.
+  entrypoints: ['server/main.ts', 'server/documents/ocr/tesseract-thread.ts'],
   compile: { outfile: 'dist/svc' },
   minify: true,
   sourcemap: 'linked',

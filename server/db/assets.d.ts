@@ -1,2 +1,3 @@
 declare module '*.wasm' { const path: string; export default path }
 declare module '*.data' { const path: string; export default path }
+declare module '*.gz' { const path: string; export default path }

@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { spawnService, type ServiceProcess } from '../helpers/service-process'
 import { docxSample, pdfSample } from '../helpers/samples'
+import { imageOnlyPdf, scanned, textPage } from '../helpers/scans'
 
 setDefaultTimeout(60_000) // file-scoped in Bun 1.4: the preload only reaches the first file
 
@@ -35,7 +36,7 @@ test('the compiled binary starts and answers /healthz', async () => {
   expect(JSON.parse(cli.stdout.toString())).toMatchObject({ slug: 'from-binary', created: true })
 })
 
-test('the compiled binary parses documents in its own parser processes (itself, with --parse-worker)', async () => {
+test('the compiled binary parses documents, OCR included, in its own parser processes (itself, with --parse-worker)', async () => {
   const env = { ...process.env, DATABASE_URL: '', SVC_DATA_DIR: join(dir, 'data'), SVC_SECRET_KEY: '' }
   const made = Bun.spawnSync([join(dir, 'svc'), 'api-key', 'create', '--tenant', 'from-binary', '--name', 'b', '--scopes', 'scenarios:read,scenarios:write'], { env, cwd: dir, stdout: 'pipe' })
   expect(made.exitCode).toBe(0)
@@ -48,6 +49,9 @@ test('the compiled binary parses documents in its own parser processes (itself, 
   for (const file of [
     { filename: 'a.pdf', content_type: 'application/pdf', bytes: await pdfSample([['Compiled parser page']]), text: 'Compiled parser page' },
     { filename: 'a.docx', content_type: 'application/vnd.openxmlformats-officedocument.wordprocessingml.document', bytes: await docxSample(), text: 'Applicant Summary' },
+    // OCR: the engine and the English model travel inside the binary.
+    { filename: 'a.png', content_type: 'image/png', bytes: new Uint8Array(textPage(['Compiled OCR reads this line']).toBuffer('image/png')), text: 'Compiled OCR reads this line' },
+    { filename: 'scan.pdf', content_type: 'application/pdf', bytes: await imageOnlyPdf([scanned(textPage(['A scanned page inside the binary']))]), text: 'A scanned page inside the binary' },
   ]) {
     const start = await api('POST', `/v1/scenarios/${scenario.body.id}/documents`, { filename: file.filename, content_type: file.content_type, size_bytes: file.bytes.length })
     expect(start.status).toBe(201)
@@ -61,7 +65,8 @@ test('the compiled binary parses documents in its own parser processes (itself, 
       if (doc.status !== 'processing') break
       await Bun.sleep(50)
     }
-    expect(doc.status).toBe('ready')
+    if (doc.status !== 'ready') console.error(svc!.output().slice(-3000))
+    expect({ file: file.filename, status: doc.status, detail: doc.error_detail }).toEqual({ file: file.filename, status: 'ready', detail: undefined })
     const blocks = await api('GET', `/v1/scenarios/${scenario.body.id}/documents/${start.body.id}/blocks`)
     expect(blocks.body.items[0].text).toBe(file.text)
   }

@@ -5,7 +5,12 @@
  * `unreadable` and the recogniser is replaced. Every limit turns into an unreadable page with its
  * reason: pixels per page, pages per document, seconds per page, and the document's time budget.
  */
+import { existsSync, mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+// The English model (LSTM, integer) from the npm registry, as a file `bun build --compile` embeds.
+import englishModel from '../../../node_modules/@tesseract.js-data/eng/4.0.0_best_int/eng.traineddata.gz' with { type: 'file' }
 import { createWorker, OEM, PSM, type Worker } from 'tesseract.js'
 import { imageSize } from 'image-size'
 import type { OcrEngine, RecognizedPage, RenderablePdf, Segment } from '../adapters/types'
@@ -33,10 +38,32 @@ const RENDER_DPI = 200
 /** A page with no words but more dark pixels than this share is not blank: it held something illegible. */
 const BLANK_INK_SHARE = 0.02
 
-/** The directory of the English model, resolved from the installed package (embedded by `bun build`). */
+const compiled = import.meta.url.includes('$bunfs')
+
+/**
+ * A directory holding `eng.traineddata.gz` (Tesseract reads `{langPath}/{lang}.traineddata.gz`):
+ * the package's own from source; from the compiled binary, the embedded model copied once into
+ * the temporary directory (atomically, so parser processes starting together agree).
+ */
 function modelDirectory(): string {
-  return join(dirname(require.resolve('@tesseract.js-data/eng/package.json')), '4.0.0_best_int')
+  if (!compiled) return dirname(englishModel)
+  const size = statSync(englishModel).size
+  const dir = join(tmpdir(), `svc-ocr-eng-${size}`)
+  const target = join(dir, 'eng.traineddata.gz')
+  if (!existsSync(target)) {
+    mkdirSync(dir, { recursive: true })
+    const partial = `${target}.${process.pid}`
+    writeFileSync(partial, readFileSync(englishModel))
+    renameSync(partial, target)
+  }
+  return dir
 }
+
+/**
+ * The OCR thread's script. The compiled binary embeds it as its own entry point (scripts/build.ts);
+ * embedded entries are named from the entry points' common folder (`server/`), as `.js`.
+ */
+const threadScript = compiled ? '/$bunfs/root/documents/ocr/tesseract-thread.js' : fileURLToPath(new URL('./tesseract-thread.ts', import.meta.url))
 
 class PageTimeout extends Error {}
 
@@ -55,6 +82,7 @@ export class OcrRecognizer {
   #get(): Promise<Worker> {
     this.#worker ??= createWorker('eng', OEM.LSTM_ONLY, {
       langPath: modelDirectory(),
+      workerPath: threadScript,
       cacheMethod: 'none',
       gzip: true,
       logger: () => {},
