@@ -20,6 +20,8 @@ export interface ReportInput {
     override?: { outcome: string; reason: string; reviewer: string; reviewedAt: Date }
     finalOutcome: string
   }
+  /** Every document of the case with how much of it was read. */
+  documents: { line: string; complete: boolean }[]
   questions: {
     key: string; text: string; criticality: string; answerType: string; accept?: string
     status: string; value: string | boolean | null; confidence: number; accepted?: boolean; note?: string
@@ -128,6 +130,13 @@ export async function writeFindingsReport(input: ReportInput): Promise<{ bytes: 
   w.text(`Evaluation: ${input.evaluation.id} (engine: ${input.evaluation.engine})`)
   if (input.evaluation.finishedAt) w.text(`Evaluated: ${at(input.evaluation.finishedAt)}`)
   w.text(`Generated: ${at(input.generatedAt)}`, { gap: 10 })
+
+  const unread = input.documents.filter((d) => !d.complete).length
+  w.text(`Documents (${input.documents.length})`, { size: 14, bold: true, gap: 4 })
+  if (unread > 0) w.text(`Warning: ${unread} of ${input.documents.length} documents were not read in full; the decision below did not see what they hold.`, { bold: true, color: [0.7, 0.1, 0.1] })
+  if (input.documents.length === 0) w.text('None', { indent: 12 })
+  for (const d of input.documents) w.text(d.line, { indent: 12, color: d.complete ? [0, 0, 0] : [0.7, 0.1, 0.1] })
+  w.space(10)
 
   w.text('Decision', { size: 14, bold: true, gap: 4 })
   w.text(`Final outcome: ${input.decision.finalOutcome.toUpperCase()}`, { size: 12, bold: true, color: OUTCOME_COLOR[input.decision.finalOutcome] })

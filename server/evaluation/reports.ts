@@ -14,6 +14,7 @@ import { findScenario } from '../resources/scenarios'
 import { findUser } from '../resources/users'
 import { readTenantSettings } from '../resources/tenant-settings'
 import { findDocumentById } from '../documents/store'
+import { caseCoverage } from '../documents/coverage'
 import { findQuestionSet, findVersionById } from '../question-sets/store'
 import { findDecision, findEvaluation, listAnswers, listEvidence } from './store'
 import { latestReview } from './reviews'
@@ -111,6 +112,7 @@ export async function reportInput(sql: Tx, tenantId: string, report: ReportRow, 
       ...(review ? { override: { outcome: review.outcome, reason: review.reason, reviewer: reviewer?.email ?? `user ${review.reviewer_user_id}`, reviewedAt: review.created_at } } : {}),
       finalOutcome: review?.outcome ?? computed.outcome,
     },
+    documents: await caseCoverage(sql, tenantId, scenario.id),
     questions: version.questions.map((q) => {
       const a = answers.find((x) => x.question_key === q.key)
       return {

@@ -7,7 +7,8 @@
  */
 import { afterAll, beforeAll, describe, expect, test, setDefaultTimeout } from 'bun:test'
 import { call, startApp, type TestApp } from '../helpers/app'
-import { allBlocks, csvSample, docxSample, htmlSample, markdownSample, pdfSample, settled, textSample, uploadAndComplete, type SampleFile } from '../helpers/samples'
+import { extractText, getDocumentProxy } from 'unpdf'
+import { allBlocks, heicSample, csvSample, docxSample, htmlSample, markdownSample, pdfSample, settled, textSample, uploadAndComplete, type SampleFile } from '../helpers/samples'
 import { blankPage, hugeWhitePng, imageOnlyPdf, multiPageTiff, noisePage, phonePhoto, scanned, sharedImagePdf, textPage, tiffFrame } from '../helpers/scans'
 import { evaluationEnded, publishedSet } from '../helpers/underwriting-pack'
 import { FILE_TYPES } from '../../server/documents/registry'
@@ -124,6 +125,26 @@ describe('OCR of scans and photos', () => {
     expect(evidence[0].quote).toContain('1,250,000.00')
     const block = (await allBlocks(app, k, sc, doc.id)).find((b) => b.id === evidence[0].block_id)
     expect(block).toMatchObject({ page: 2, source: 'ocr' })
+
+    // The findings report lists every document with how much of it was read, and warns of the unread.
+    const heic = await uploadAndComplete(app, k, sc, { filename: 'photo.heic', contentType: 'image/heic', bytes: heicSample() })
+    expect((await settled(app, k, sc, heic.doc.id)).status).toBe('unsupported_pending')
+    const report = await call(app.url, 'POST', `/v1/scenarios/${sc}/reports`, { token: k, body: { evaluation_id: run.body.id } })
+    expect(report.status).toBe(202)
+    let r: any
+    for (let i = 0; i < 400; i++) {
+      r = (await call(app.url, 'GET', `/v1/scenarios/${sc}/reports/${report.body.id}`, { token: k })).body
+      if (r.status === 'succeeded' || r.status === 'failed') break
+      await Bun.sleep(25)
+    }
+    expect(r.status).toBe('succeeded')
+    const pdf = await fetch(`${app.url}/v1/scenarios/${sc}/reports/${report.body.id}/download`, { headers: { authorization: `Bearer ${k}` } })
+    const { text } = await extractText(await getDocumentProxy(new Uint8Array(await pdf.arrayBuffer())), { mergePages: true })
+    const flat = text.replace(/\s+/g, ' ')
+    expect(flat).toContain('Documents (2)')
+    expect(flat).toContain('Warning: 1 of 2 documents were not read in full')
+    expect(flat).toContain('application-scan.pdf: 2 pages, 2 by OCR')
+    expect(flat).toContain('photo.heic: not read (format not supported: HEIC images cannot be decoded here yet')
   })
 })
 
