@@ -17,6 +17,24 @@ export function size(bytes: number | undefined): string {
   return `${(bytes / 1024 / 1024).toFixed(1)} MB`
 }
 
+/**
+ * How much of a document was read, from its status and page counts ("3 pages, 3 by OCR",
+ * "not read"), so a reader sees which documents the service did not read.
+ */
+export function coverage(doc: { status?: string; pages?: { total: number; text_layer: number; ocr: number; blank: number; unreadable: number } }): string {
+  const p = doc.pages
+  if (doc.status === 'unsupported_pending' || doc.status === 'failed') return 'not read'
+  if (doc.status === 'processing' || doc.status === 'awaiting_upload') return 'not read yet'
+  if (!p) return ''
+  const parts = [
+    p.text_layer > 0 ? `${p.text_layer} from text` : '',
+    p.ocr > 0 ? `${p.ocr} by OCR` : '',
+    p.blank > 0 ? `${p.blank} blank` : '',
+    p.unreadable > 0 ? `${p.unreadable} not read` : '',
+  ].filter(Boolean)
+  return `${p.total} page${p.total === 1 ? '' : 's'}${parts.length ? `, ${parts.join(', ')}` : ''}`
+}
+
 /** A machine status as words ("ready_degraded" -> "ready degraded"). */
 export const label = (status: string | undefined) => (status ?? 'unknown').replaceAll('_', ' ')
 

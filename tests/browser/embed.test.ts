@@ -147,6 +147,8 @@ describe('the embedded frame', () => {
     expect(await frame.textContent('.attribution')).toBe(ATTRIBUTION)
     const names = await frame.$$eval('[data-list="documents"] .name', (els) => els.map((e) => e.textContent))
     expect(names.sort()).toEqual(['bank-statement.txt', 'employment-letter.txt'])
+    // Each document says how much of it was read.
+    expect((await frame.$$eval('[data-list="documents"] .coverage', (els) => els.map((e) => e.textContent))).sort()).toEqual(['1 page, 1 from text', '2 pages, 2 from text'])
     // Read-only: no form control that could change anything; buttons only navigate or download.
     expect(await frame.$$('input, textarea, select, form, [contenteditable]')).toEqual([])
     // The bearer is in memory only.

@@ -4,7 +4,7 @@
  */
 import { useEffect, useRef } from 'preact/hooks'
 import type { FrameController } from '../controller'
-import { label, size, tone, when } from '../format'
+import { coverage, label, size, tone, when } from '../format'
 
 /** The list, or the viewer of the open document. */
 export function DocumentsView({ controller }: { controller: FrameController }) {
@@ -22,6 +22,7 @@ export function DocumentsView({ controller }: { controller: FrameController }) {
           <button type="button" class="row" data-document={d.id} onClick={() => controller.select({ documentId: d.id, blockId: null })}>
             <span class="name">{d.filename ?? d.id}</span>
             <span class={`badge ${tone(d.status)}`}>{label(d.status)}</span>
+            <span class="small coverage" data-coverage={d.id}>{coverage(d)}</span>
             <span class="muted small">{[size(d.size_bytes), when(d.created_at)].filter(Boolean).join(' · ')}</span>
           </button>
         </li>
