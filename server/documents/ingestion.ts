@@ -15,6 +15,8 @@ import { finishTask } from '../../jobs/notify'
 import { readAll } from '../storage/blob-store'
 import { findFileType } from './registry'
 import type { ParseOutcome } from './parsing/extract'
+import { ParseCanceled, type ParseControl } from './parsing/parser-pool'
+import { appendCaseEvent } from '../events/log'
 import { findDocumentById, replaceBlocks, setDocumentStatus, type DocumentRow } from './store'
 
 /** The job kind name (also the task kind of its notifications). */
@@ -39,12 +41,40 @@ const current = (doc: DocumentRow | null, payload: IngestionPayload): doc is Doc
  * Parses a document's bytes in the parser pool (another process, within the SVC_PARSE_* limits).
  * Throws only for a transient failure: bytes unreadable from the store, or a parser crash.
  */
-export async function parseDocument(doc: Pick<DocumentRow, 'id' | 'content_type' | 'blob_key'>, deps: Pick<AppDeps, 'blobs' | 'parser'>): Promise<IngestionOutcome> {
+export async function parseDocument(doc: Pick<DocumentRow, 'id' | 'content_type' | 'blob_key'>, deps: Pick<AppDeps, 'blobs' | 'parser'>, control?: ParseControl): Promise<IngestionOutcome> {
   const type = findFileType(doc.content_type)
   if (!type?.adapter) return { kind: 'unsupported', reason: type?.unsupportedReason }
   const bytes = doc.blob_key ? await readAll(deps.blobs, doc.blob_key) : null
   if (!bytes) throw new Error(`the bytes of document ${doc.id} are not in the blob store`)
-  return deps.parser.parse(doc.id, { adapter: type.adapter, label: type.label }, bytes)
+  return deps.parser.parse(doc.id, { adapter: type.adapter, label: type.label }, bytes, control)
+}
+
+/** How often a running parse checks that its document was not reingested or deleted meanwhile. */
+const SUPERSEDED_CHECK_MS = 1000
+
+/**
+ * Parses a case document with progress on its case's event stream (`document.progress`, `page` of
+ * `pages`) and stops the parse when a reingest supersedes it (the outcome is then `skip`).
+ */
+async function parseFollowed(doc: DocumentRow, payload: IngestionPayload, deps: AppDeps): Promise<IngestionOutcome> {
+  const abort = new AbortController()
+  const watch = setInterval(() => {
+    findDocumentById(deps.sql, doc.tenant_id, doc.id)
+      .then((now) => { if (!current(now, payload)) abort.abort() })
+      .catch(() => {}) // the database is away: keep parsing; the handler re-checks before writing
+  }, SUPERSEDED_CHECK_MS)
+  const onProgress = (page: number, pages: number) => {
+    deps.sql.begin((tx) => appendCaseEvent(tx, { tenantId: doc.tenant_id, scenarioId: doc.scenario_id, type: 'document.progress', data: { document_id: doc.id, page, pages } }))
+      .catch(() => {}) // progress is a courtesy: never fail a parse for it
+  }
+  try {
+    return await parseDocument(doc, deps, { onProgress, signal: abort.signal })
+  } catch (e) {
+    if (e instanceof ParseCanceled) return { kind: 'skip' }
+    throw e
+  } finally {
+    clearInterval(watch)
+  }
 }
 
 /** Why a given-up ingestion failed, as the document shows it (content-free). */
@@ -91,7 +121,7 @@ export function documentIngestionJobKind(): JobKind {
       const payload = job.payload as IngestionPayload
       const doc = await findDocumentById(deps.sql, job.tenantId!, payload.documentId)
       if (!current(doc, payload)) return { kind: 'skip' }
-      return parseDocument(doc, deps)
+      return parseFollowed(doc, payload, deps)
     },
     async handler(tx: Tx, job: ClaimedJob, deps: AppDeps) {
       const payload = job.payload as IngestionPayload

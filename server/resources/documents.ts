@@ -29,7 +29,8 @@ const WRITE = { roles: CASE_WRITERS, scopes: ['scenarios:write'] } as const
 const TAGS = ['Documents']
 
 /** Statuses a document can be re-read from. */
-const REINGESTABLE: readonly DocumentStatus[] = ['ready', 'ready_degraded', 'failed', 'unsupported_pending']
+/** A document may be read again once it has bytes; a reingest of one still processing cancels the running parse. */
+const REINGESTABLE: readonly DocumentStatus[] = ['processing', 'ready', 'ready_degraded', 'failed', 'unsupported_pending']
 
 const documentPath = (scenarioId: string, documentId: string) => `/v1/scenarios/${scenarioId}/documents/${documentId}`
 

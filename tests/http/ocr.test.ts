@@ -237,5 +237,27 @@ describe('hostile images are bounded', () => {
     expect(doc.error_detail).toBe('pages 11-2000 unreadable: not recognised: beyond the OCR page limit 10 (SVC_OCR_MAX_PAGES)')
     expect(parse.peakRssBytes).toBeLessThan(1024 * 1_048_576)
     expect(worst).toBeLessThan(250)
+    // Progress went to the case's event stream as the pages were done.
+    const progress = await hostile.sql<{ data: { page: number; pages: number } }[]>`
+      select data from case_events where type = 'document.progress' and data->>'document_id' = ${doc.id} order by seq`
+    expect(progress.length).toBeGreaterThanOrEqual(2)
+    expect(progress.every((e) => e.data.pages === 2000)).toBe(true)
+    expect(progress.map((e) => e.data.page)).toEqual([...progress.map((e) => e.data.page)].sort((a, b) => a - b))
+    expect(progress.at(-1)!.data.page).toBe(2000)
+  })
+
+  test('a reingest while a long OCR parse runs cancels it; the new run reads the document', async () => {
+    const { doc } = await uploadAndComplete(hostile, k, sc, { filename: 'long-scan.pdf', contentType: 'application/pdf', bytes: await sharedImagePdf(scanned(textPage(['Page of a long scanned file'], { width: 425, height: 550, fontPx: 20 })), 2000) })
+    const until = Date.now() + 30_000
+    while ((await hostile.sql`select 1 from case_events where type = 'document.progress' and data->>'document_id' = ${doc.id}`).length === 0) {
+      if (Date.now() > until) throw new Error('no progress event')
+      await Bun.sleep(20)
+    }
+    const again = await call(hostile.url, 'POST', `/v1/scenarios/${sc}/documents/${doc.id}/reingest`, { token: k })
+    expect(again.status).toBe(202)
+    const done = await settled(hostile, k, sc, doc.id, 110_000)
+    expect(done).toMatchObject({ status: 'ready_degraded', pages: { total: 2000, ocr: 10, unreadable: 1990 } })
+    const ends = hostile.deps.parser.recent().filter((p) => p.documentId === doc.id).map((p) => p.end)
+    expect(ends).toEqual(['canceled', 'done'])
   })
 })

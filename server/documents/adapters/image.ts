@@ -40,6 +40,7 @@ export const readImage: Adapter = async (bytes, options = DEFAULT_READ_LIMITS) =
       continue
     }
     pages.push({ page: n, ...(await ocr.image(() => frame.png())) })
+    options.onPage?.(n, frames.length)
   }
   return { pages, degraded: false, notes: [] }
 }

@@ -87,6 +87,7 @@ export const readPdf: Adapter = async (bytes, options = DEFAULT_READ_LIMITS) => 
         pages.push({ page: n, segments: [], outcome: 'unreadable', reason: 'the page could not be read' })
       } finally {
         page.cleanup()
+        options.onPage?.(n, pdf.numPages)
       }
     }
     if (pages.length > 0 && pages.every((p) => p.outcome === 'unreadable' && p.reason === 'the page could not be read')) throw new UnreadableDocument('no page of the PDF could be read')

@@ -67,8 +67,12 @@ export interface OcrEngine {
   pdfPage(pdf: RenderablePdf, pageNumber: number): Promise<RecognizedPage>
 }
 
-/** The limits an adapter reads within, and the OCR engine when the process has one. */
-export interface ReadOptions extends ReadLimits { ocr?: OcrEngine }
+/** The limits an adapter reads within, the OCR engine when the process has one, and a page-progress hook. */
+export interface ReadOptions extends ReadLimits {
+  ocr?: OcrEngine
+  /** Called as pages are done (`page` of `pages`), for progress on long documents. */
+  onPage?: (page: number, pages: number) => void
+}
 
 /**
  * Reads the bytes of one file into an Extraction within `options`; throws UnreadableDocument when

@@ -29,16 +29,27 @@ export class ParserCrashed extends Error {
 /** How one parse ended, kept for operators and tests (the last few only). */
 export interface ParseRecord {
   documentId: string
-  end: 'done' | 'memory_limit' | 'timeout' | 'crashed'
+  end: 'done' | 'memory_limit' | 'timeout' | 'canceled' | 'crashed'
   ms: number
   peakRssBytes: number
   pid: number
 }
 
+/** How a caller follows and stops one parse. */
+export interface ParseControl {
+  /** Called with the pages done (`page` of `pages`) of a long document, at most twice a second. */
+  onProgress?: (page: number, pages: number) => void
+  /** Aborting kills the parse (its parser process is replaced); the parse then rejects with ParseCanceled. */
+  signal?: AbortSignal
+}
+
+/** The parse was stopped by its caller (a reingest superseded it, or the service is draining). */
+export class ParseCanceled extends Error {}
+
 /** Parses documents in isolated, bounded processes. */
 export interface DocumentParser {
   /** Parses one document; a limit breach is an `unreadable` outcome naming it; a crash throws ParserCrashed. */
-  parse(documentId: string, type: { adapter: AdapterName; label: string }, bytes: Uint8Array): Promise<ParseOutcome>
+  parse(documentId: string, type: { adapter: AdapterName; label: string }, bytes: Uint8Array, control?: ParseControl): Promise<ParseOutcome>
   /** Parser processes alive, busy, and requests waiting. */
   stats(): { processes: number; busy: number; queued: number }
   /** The last parses, newest last. */
@@ -53,7 +64,7 @@ interface Child {
   parses: number
   idleTimer?: Timer
   /** The request it is working on: settles it on a reply or an exit. */
-  current?: { id: number; settle: (reply: ParseReply | { exit: string }) => void }
+  current?: { id: number; settle: (reply: Exclude<ParseReply, { progress: unknown }> | { exit: string }) => void; progress?: (page: number, pages: number) => void }
 }
 
 interface Waiting { run: (child: Child) => void; fail: (e: Error) => void }
@@ -126,7 +137,11 @@ export function createParserPool(config: ParseConfig, log: (level: 'info' | 'war
       env: parserEnv(),
       stdio: ['ignore', 'inherit', 'inherit'],
       serialization: 'advanced',
-      ipc(message: ParseReply) { if (child.current?.id === message.id) child.current.settle(message) },
+      ipc(message: ParseReply) {
+        if (child.current?.id !== message.id) return
+        if ('progress' in message) child.current.progress?.(message.progress.page, message.progress.pages)
+        else child.current.settle(message)
+      },
       onExit(_proc, exitCode, signalCode) {
         children.delete(child)
         clearTimeout(child.idleTimer)
@@ -165,23 +180,25 @@ export function createParserPool(config: ParseConfig, log: (level: 'info' | 'war
     }
   }
 
-  const runOn = async (child: Child, documentId: string, type: ParseRequest['type'], bytes: Uint8Array): Promise<ParseOutcome> => {
+  const runOn = async (child: Child, documentId: string, type: ParseRequest['type'], bytes: Uint8Array, control: ParseControl): Promise<ParseOutcome> => {
     const id = nextId++
     const bytesPath = join(spoolDir(), `${id}.bin`)
     try {
       await writeFile(bytesPath, bytes, { mode: 0o600 })
-      return await parseOn(child, id, documentId, type, bytesPath)
+      return await parseOn(child, id, documentId, type, bytesPath, control)
     } finally {
       await rm(bytesPath, { force: true })
     }
   }
 
-  const parseOn = (child: Child, id: number, documentId: string, type: ParseRequest['type'], bytesPath: string): Promise<ParseOutcome> =>
+  const parseOn = (child: Child, id: number, documentId: string, type: ParseRequest['type'], bytesPath: string, control: ParseControl): Promise<ParseOutcome> =>
     new Promise((resolve, reject) => {
       const started = performance.now()
       let peak = 0
-      let breach: 'memory_limit' | 'timeout' | undefined
-      const stop = (why: 'memory_limit' | 'timeout') => {
+      let breach: 'memory_limit' | 'timeout' | 'canceled' | undefined
+      const onAbort = () => stop('canceled')
+      control.signal?.addEventListener('abort', onAbort, { once: true })
+      const stop = (why: 'memory_limit' | 'timeout' | 'canceled') => {
         if (breach) return
         breach = why
         child.proc.kill('SIGKILL')
@@ -195,10 +212,12 @@ export function createParserPool(config: ParseConfig, log: (level: 'info' | 'war
       const deadline = setTimeout(() => stop('timeout'), config.timeoutMs)
       child.current = {
         id,
+        progress: control.onProgress,
         settle(reply) {
           if (child.current?.id !== id) return
           clearInterval(watch)
           clearTimeout(deadline)
+          control.signal?.removeEventListener('abort', onAbort)
           child.parses++
           const ms = Math.round(performance.now() - started)
           const end: ParseRecord['end'] = breach ?? ('exit' in reply ? 'crashed' : 'done')
@@ -208,6 +227,7 @@ export function createParserPool(config: ParseConfig, log: (level: 'info' | 'war
             child.current = undefined
             if (breach === 'memory_limit') resolve({ kind: 'unreadable', reason: `parsing needed more than the ${config.memoryMb} MiB memory limit (SVC_PARSE_MEMORY_MB)` })
             else if (breach === 'timeout') resolve({ kind: 'unreadable', reason: `parsing took longer than the ${Math.round(config.timeoutMs / 1000)} s time limit (SVC_PARSE_TIMEOUT_MS)` })
+            else if (breach === 'canceled') reject(new ParseCanceled('the parse was canceled'))
             else reject(new ParserCrashed(`the parser process ended (${reply.exit}) while reading the document`))
             return
           }
@@ -224,10 +244,24 @@ export function createParserPool(config: ParseConfig, log: (level: 'info' | 'war
     })
 
   return {
-    parse(documentId, type, bytes) {
+    parse(documentId, type, bytes, control = {}) {
       if (closed) return Promise.reject(new Error('the parser pool is closed'))
+      if (control.signal?.aborted) return Promise.reject(new ParseCanceled('the parse was canceled'))
       return new Promise<ParseOutcome>((resolve, reject) => {
-        waiting.push({ run: (child) => runOn(child, documentId, type, bytes).then(resolve, reject), fail: reject })
+        const entry: Waiting = {
+          run: (child) => {
+            control.signal?.removeEventListener('abort', dropWaiting)
+            runOn(child, documentId, type, bytes, control).then(resolve, reject)
+          },
+          fail: reject,
+        }
+        // Canceled while waiting for a parser process: leave the queue.
+        const dropWaiting = () => {
+          const at = waiting.indexOf(entry)
+          if (at >= 0) { waiting.splice(at, 1); reject(new ParseCanceled('the parse was canceled')) }
+        }
+        control.signal?.addEventListener('abort', dropWaiting, { once: true })
+        waiting.push(entry)
         dispatch()
       })
     },

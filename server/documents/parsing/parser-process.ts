@@ -19,8 +19,11 @@ export interface ParseRequest {
   limits: DocumentLimits
 }
 
-/** The answer to one request. */
-export type ParseReply = { id: number; outcome: ParseOutcome } | { id: number; error: string }
+/** The answer to one request, or a progress note while it runs. */
+export type ParseReply = { id: number; outcome: ParseOutcome } | { id: number; error: string } | { id: number; progress: { page: number; pages: number } }
+
+/** Progress notes are sent at most this often. */
+const PROGRESS_EVERY_MS = 500
 
 /** Serves parse requests on the IPC channel until the parent disconnects. */
 export function serveParseRequests(): void {
@@ -34,7 +37,14 @@ export function serveParseRequests(): void {
       recognizer ??= new OcrRecognizer(request.limits.ocr)
       // OCR stops at 80% of the parse's time limit, so what it read is handed back before the kill.
       const ocr = recognizer.forDocument(started + request.limits.timeoutMs * 0.8)
-      reply = { id: request.id, outcome: await extractDocument(request.documentId, request.type, bytes, request.limits, ocr) }
+      let last = 0
+      const onPage = (page: number, pages: number) => {
+        const now = Date.now()
+        if (now - last < PROGRESS_EVERY_MS && page < pages) return
+        last = now
+        process.send!({ id: request.id, progress: { page, pages } } satisfies ParseReply)
+      }
+      reply = { id: request.id, outcome: await extractDocument(request.documentId, request.type, bytes, request.limits, ocr, onPage) }
     } catch (e) {
       reply = { id: request.id, error: String((e as Error)?.message ?? e).slice(0, 200) }
     }
