@@ -117,6 +117,13 @@ export function heicSample(): Bytes {
   return new Uint8Array([...ftyp, 0, 0, 0, 0x10, ...utf8('meta'), 0, 0, 0, 0, 0, 0, 0, 0])
 }
 
+/** A real 64x64 all-white PNG image (a blank page). */
+export function whitePngSample(): Bytes {
+  const png = new PNG({ width: 64, height: 64 })
+  png.data.fill(255)
+  return new Uint8Array(PNG.sync.write(png))
+}
+
 /** Lower-case hex SHA-256 of bytes. */
 export function sha256Hex(bytes: Uint8Array): string {
   return new Bun.CryptoHasher('sha256').update(bytes).digest('hex')

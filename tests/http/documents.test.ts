@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, test, setDefaultTimeout } from '
 import { call, problemOf, startApp, type TestApp } from '../helpers/app'
 import {
   allBlocks, corruptPdfSample, csvSample, docxSample, htmlSample, markdownSample, partlyBrokenPdfSample, pdfSample,
-  pngSample, heicSample, putBytes, settled, startUpload, textSample, truncatedCsvSample, uploadAndComplete, brokenUtf8TextSample, type SampleFile,
+  pngSample, whitePngSample, heicSample, putBytes, settled, startUpload, textSample, truncatedCsvSample, uploadAndComplete, brokenUtf8TextSample, type SampleFile,
 } from '../helpers/samples'
 import { documentText } from '../../server/documents/blocks'
 import { documentIngestionJobKind } from '../../server/documents/ingestion'
@@ -133,10 +133,14 @@ describe('outcomes other than ready', () => {
     expect(envelope).toMatchObject({ event_type: 'task.failed', outcome: { status: 'failed', error_code: 'unsupported_pending', summary: 'format not yet supported for automatic ingestion' } })
   })
 
-  test('a PNG without text is read by OCR and ends ready with its one page counted blank', async () => {
-    const { doc } = await uploadAndComplete(app, key, scenarioId, { filename: 'pattern.png', contentType: 'image/png', bytes: pngSample() })
+  test('a blank PNG is read by OCR and ends ready with its page counted blank; a picture without text fails, never ready and empty', async () => {
+    const { doc } = await uploadAndComplete(app, key, scenarioId, { filename: 'blank.png', contentType: 'image/png', bytes: whitePngSample() })
     const done = await settled(app, key, scenarioId, doc.id)
     expect(done).toMatchObject({ status: 'ready', block_count: 0, page_count: 1, pages: { total: 1, text_layer: 0, ocr: 0, blank: 1, unreadable: 0, low_confidence_blocks: 0 } })
+    const picture = await uploadAndComplete(app, key, scenarioId, { filename: 'pattern.png', contentType: 'image/png', bytes: pngSample() })
+    expect(await settled(app, key, scenarioId, picture.doc.id)).toMatchObject({
+      status: 'failed', block_count: 0, error_detail: 'page 1 unreadable: no legible text found on a page that is not blank', pages: { total: 1, unreadable: 1 },
+    })
   })
 
   test('a corrupt PDF ends failed with document_ingestion_failed and a content-free reason', async () => {

@@ -2,9 +2,11 @@
  * Read coverage lines: the findings report's (server) and the frame's say how much of each
  * document was read, and never present a document that was not read as read.
  */
-import { describe, expect, test } from 'bun:test'
+import { describe, expect, setDefaultTimeout, test } from 'bun:test'
 import { coverageOf } from '../../server/documents/coverage'
 import { coverage } from '../../frame/src/format'
+
+setDefaultTimeout(60_000) // file-scoped in Bun 1.4: the preload only reaches the first file
 
 const pages = (p: Partial<Record<'total' | 'text_layer' | 'ocr' | 'blank' | 'unreadable' | 'low_confidence_blocks', number>>) =>
   ({ total: 0, text_layer: 0, ocr: 0, blank: 0, unreadable: 0, low_confidence_blocks: 0, ...p })
