@@ -14,7 +14,7 @@ import englishModel from '../../../node_modules/@tesseract.js-data/eng/4.0.0_bes
 import { createWorker, OEM, PSM, type Worker } from 'tesseract.js'
 import { imageSize } from 'image-size'
 import type { OcrEngine, RecognizedPage, RenderablePdf, Segment } from '../adapters/types'
-import { inkShare, isJpeg, orientedPng, renderPdfPage } from './render'
+import { inkShare, isJpeg, jpegOrientation, orientedPng, renderPdfPage } from './render'
 
 /** The limits OCR works within (SVC_OCR_*), and when the whole document's parse must be done. */
 export interface OcrLimits {
@@ -143,7 +143,7 @@ export class OcrRecognizer {
       const result = await worker.recognize(Buffer.from(image.buffer, image.byteOffset, image.byteLength), {}, { blocks: true, text: false })
       return reading(result.data.blocks ?? [])
     }
-    const upright = isJpeg(bytes) ? (await orientedPng(bytes, 0)) ?? bytes : bytes
+    const upright = isJpeg(bytes) && jpegOrientation(bytes) !== 1 ? (await orientedPng(bytes, 0)) ?? bytes : bytes
     let best = await once(upright)
     if (best.words === 0 || best.meanConfidence >= RETRY_TURNS_UNDER) return best
     for (const turns of [1, 2, 3] as const) {

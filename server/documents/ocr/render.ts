@@ -32,6 +32,38 @@ export async function renderPdfPage(pdf: RenderablePdf, pageNumber: number, opts
 export const isJpeg = (b: Uint8Array) => b.length > 3 && b[0] === 0xff && b[1] === 0xd8 && b[2] === 0xff
 
 /**
+ * The EXIF orientation (1-8) of a JPEG, 1 when it has none. Only the orientation tag of IFD0 is
+ * read (a few header bytes), so an upright image is not decoded and re-encoded for nothing.
+ */
+export function jpegOrientation(b: Uint8Array): number {
+  const v = new DataView(b.buffer, b.byteOffset, b.byteLength)
+  let at = 2
+  while (at + 4 <= b.length && b[at] === 0xff) {
+    const marker = b[at + 1]!
+    const length = v.getUint16(at + 2)
+    if (marker === 0xda || marker === 0xd9) break // image data: no EXIF before it
+    const tiff = at + 10
+    if (marker === 0xe1 && length >= 16 && String.fromCharCode(...b.subarray(at + 4, at + 8)) === 'Exif' && tiff + 8 <= b.length) {
+      const little = b[tiff] === 0x49
+      const ifd = tiff + v.getUint32(tiff + 4, little)
+      if (ifd + 2 > b.length) return 1
+      const entries = v.getUint16(ifd, little)
+      for (let i = 0; i < entries; i++) {
+        const e = ifd + 2 + i * 12
+        if (e + 10 > b.length) break
+        if (v.getUint16(e, little) === 0x0112) {
+          const o = v.getUint16(e + 8, little)
+          return o >= 1 && o <= 8 ? o : 1
+        }
+      }
+      return 1
+    }
+    at += 2 + length
+  }
+  return 1
+}
+
+/**
  * The image as PNG, turned by `quarterTurns` x 90 degrees clockwise, with its EXIF orientation
  * applied first (Skia's decoder honours it), or undefined when it cannot be decoded.
  */
