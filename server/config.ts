@@ -87,6 +87,8 @@ export interface ParseConfig {
   ocrPageTimeoutMs: number
   /** Pages recognised by OCR per document (SVC_OCR_MAX_PAGES). */
   ocrMaxPages: number
+  /** Which Tesseract reads pages (SVC_OCR_ENGINE): auto (the native command when installed), native, wasm. */
+  ocrEngine: 'auto' | 'native' | 'wasm'
 }
 
 /** Raised for an invalid environment value; its message is the one line printed at start. */
@@ -127,6 +129,13 @@ const rate = (env: Env, name: string, dflt: RateClass): RateClass => {
   const m = /^(\d+)\/(\d+(?:\.\d+)?)$/.exec(v)
   if (!m || Number(m[1]) < 1 || Number(m[2]) <= 0) return fail(name, `must be burst/refill_seconds like 10/30, got "${v}"`)
   return { burst: Number(m[1]), refillSeconds: Number(m[2]) }
+}
+
+const oneOf = <T extends string>(env: Env, name: string, values: readonly T[], dflt: T): T => {
+  const v = str(env, name)
+  if (v === undefined) return dflt
+  if (!(values as readonly string[]).includes(v)) return fail(name, `must be one of ${values.join(', ')}, got "${v}"`)
+  return v as T
 }
 
 const bool = (env: Env, name: string): boolean => {
@@ -236,6 +245,7 @@ export function loadConfig(env: Env = process.env): Config {
       ocrMaxPixels: int(env, 'SVC_OCR_MAX_PIXELS', 40_000_000, 10_000, 1_000_000_000),
       ocrPageTimeoutMs: int(env, 'SVC_OCR_PAGE_TIMEOUT_MS', 30_000, 100, 600_000),
       ocrMaxPages: int(env, 'SVC_OCR_MAX_PAGES', 300, 0, 100_000),
+      ocrEngine: oneOf(env, 'SVC_OCR_ENGINE', ['auto', 'native', 'wasm'] as const, 'auto'),
     },
   }
 }

@@ -12,6 +12,7 @@ import { allBlocks, heicSample, csvSample, docxSample, htmlSample, markdownSampl
 import { blankPage, hugeWhitePng, imageOnlyPdf, multiPageTiff, noisePage, phonePhoto, scanned, sharedImagePdf, textPage, tiffFrame } from '../helpers/scans'
 import { evaluationEnded, publishedSet } from '../helpers/underwriting-pack'
 import { FILE_TYPES } from '../../server/documents/registry'
+import { nativeTesseract } from '../../server/documents/ocr/native'
 
 setDefaultTimeout(120_000)
 
@@ -49,7 +50,8 @@ async function ingest(file: SampleFile) {
 }
 
 beforeAll(async () => {
-  app = await startApp({ env: { SVC_OCR_PAGE_TIMEOUT_MS: '6000' } })
+  // The engine every install has (tesseract.js); the native command is tested below where installed.
+  app = await startApp({ env: { SVC_OCR_PAGE_TIMEOUT_MS: '6000', SVC_OCR_ENGINE: 'wasm' } })
   const t = await app.tenant()
   key = await app.apiKey(t.id, ['scenarios:read', 'scenarios:write', 'question_sets:read', 'question_sets:write'])
   scenarioId = (await call(app.url, 'POST', '/v1/scenarios', { token: key, body: { name: 'Scans' } })).body.id
@@ -145,6 +147,33 @@ describe('OCR of scans and photos', () => {
     expect(flat).toContain('Warning: 1 of 2 documents were not read in full')
     expect(flat).toContain('application-scan.pdf: 2 pages, 2 by OCR')
     expect(flat).toContain('photo.heic: not read (format not supported: HEIC images cannot be decoded here yet')
+  })
+})
+
+describe.skipIf(!nativeTesseract())('OCR with the native tesseract command (installed here)', () => {
+  let native: TestApp
+  let k: string
+  let sc: string
+  beforeAll(async () => {
+    native = await startApp({ env: { SVC_OCR_ENGINE: 'native', SVC_OCR_PAGE_TIMEOUT_MS: '6000' } })
+    const t = await native.tenant()
+    k = await native.apiKey(t.id, ['scenarios:read', 'scenarios:write'])
+    sc = (await call(native.url, 'POST', '/v1/scenarios', { token: k, body: { name: 'Native OCR' } })).body.id
+  })
+  afterAll(() => native?.stop())
+
+  test('a degraded scan, a phone photo and a blank page read as with the WebAssembly engine', async () => {
+    const files: [SampleFile, object][] = [
+      [{ filename: 'scan.pdf', contentType: 'application/pdf', bytes: await imageOnlyPdf([scanned(textPage(STATEMENT), { degrees: 2, blurPx: 1, quality: 45 }), scanned(blankPage())]) }, { status: 'ready', pages: { total: 2, ocr: 1, blank: 1, unreadable: 0 } }],
+      [{ filename: 'phone.jpg', contentType: 'image/jpeg', bytes: phonePhoto(textPage(STATEMENT)) }, { status: 'ready', pages: { total: 1, ocr: 1 } }],
+    ]
+    for (const [file, expected] of files) {
+      const { doc } = await uploadAndComplete(native, k, sc, file)
+      expect(await settled(native, k, sc, doc.id, 100_000)).toMatchObject(expected)
+      const blocks = await allBlocks(native, k, sc, doc.id)
+      expect(blocks.every((b) => b.source === 'ocr' && b.confidence >= 0 && b.confidence <= 100)).toBe(true)
+      expect(recall(STATEMENT, blocks.map((b) => b.text).join('\n'))).toBeGreaterThanOrEqual(0.9)
+    }
   })
 })
 

@@ -25,7 +25,8 @@ test('the compiled binary starts and answers /healthz', async () => {
   const bin = join(dir, 'svc')
   copyFileSync('dist/svc', bin)
   Bun.spawnSync(['chmod', '+x', bin])
-  const env = { DATABASE_URL: undefined, SVC_DATA_DIR: join(dir, 'data'), SVC_SECRET_KEY: undefined }
+  // The WebAssembly OCR engine: the binary must OCR with what it carries, whatever is installed here.
+  const env = { DATABASE_URL: undefined, SVC_DATA_DIR: join(dir, 'data'), SVC_SECRET_KEY: undefined, SVC_OCR_ENGINE: 'wasm' }
   svc = await spawnService([bin], env)
   const health = await fetch(`${svc.url}/healthz`)
   expect(health.status).toBe(200)

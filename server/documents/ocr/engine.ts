@@ -15,6 +15,7 @@ import { createWorker, OEM, PSM, type Worker } from 'tesseract.js'
 import { imageSize } from 'image-size'
 import type { OcrEngine, RecognizedPage, RenderablePdf, Segment } from '../adapters/types'
 import { inkShare, isJpeg, jpegOrientation, orientedPng, renderPdfPage } from './render'
+import { nativeTesseract, recognizeNative } from './native'
 
 /** The limits OCR works within (SVC_OCR_*), and when the whole document's parse must be done. */
 export interface OcrLimits {
@@ -24,6 +25,8 @@ export interface OcrLimits {
   pageTimeoutMs: number
   /** Pages recognised per document; later ones are unreadable (SVC_OCR_MAX_PAGES). */
   maxPages: number
+  /** `native`: the `tesseract` command; `wasm`: tesseract.js; `auto`: native when installed (SVC_OCR_ENGINE). */
+  engine: 'auto' | 'native' | 'wasm'
 }
 
 /** A page whose words average under this confidence is noise, not text: unreadable. */
@@ -76,8 +79,13 @@ export interface DocumentOcr extends OcrEngine {
 /** The process's recogniser, shared by its documents one at a time. */
 export class OcrRecognizer {
   #worker: Promise<Worker> | undefined
+  /** The native command when this recogniser uses it. */
+  readonly native: string | null
 
-  constructor(private readonly limits: OcrLimits) {}
+  constructor(private readonly limits: OcrLimits) {
+    this.native = limits.engine === 'wasm' ? null : nativeTesseract()
+    if (limits.engine === 'native' && !this.native) throw new Error('SVC_OCR_ENGINE=native but no tesseract command with the English model is on PATH')
+  }
 
   #get(): Promise<Worker> {
     this.#worker ??= createWorker('eng', OEM.LSTM_ONLY, {
@@ -115,10 +123,11 @@ export class OcrRecognizer {
       return { segments: [], outcome: 'unreadable', reason: `the image has ${pixels} pixels, over the limit of ${this.limits.maxPixels} (SVC_OCR_MAX_PIXELS)` }
     }
     let timer: Timer | undefined
+    const abort = new AbortController()
     try {
       const reading = await Promise.race([
-        this.#read(bytes),
-        new Promise<never>((_, reject) => { timer = setTimeout(() => reject(new PageTimeout()), this.limits.pageTimeoutMs) }),
+        this.#read(bytes, abort.signal),
+        new Promise<never>((_, reject) => { timer = setTimeout(() => { abort.abort(); reject(new PageTimeout()) }, this.limits.pageTimeoutMs) }),
       ])
       if (reading.words === 0 && ((await inkShare(bytes)) ?? 0) > BLANK_INK_SHARE) {
         return { segments: [], outcome: 'unreadable', reason: 'no legible text found on a page that is not blank' }
@@ -137,10 +146,12 @@ export class OcrRecognizer {
    * Reads an image upright: a JPEG's EXIF orientation applied, and a weak first reading tried again
    * at the other three quarter turns (a page scanned sideways or upside down), keeping the best.
    */
-  async #read(bytes: Uint8Array): Promise<Reading> {
-    const worker = await this.#get()
+  async #read(bytes: Uint8Array, signal: AbortSignal): Promise<Reading> {
+    const native = this.native
+    const worker = native ? undefined : await this.#get()
     const once = async (image: Uint8Array): Promise<Reading> => {
-      const result = await worker.recognize(Buffer.from(image.buffer, image.byteOffset, image.byteLength), {}, { blocks: true, text: false })
+      if (native) return reading(await recognizeNative(native, image, signal))
+      const result = await worker!.recognize(Buffer.from(image.buffer, image.byteOffset, image.byteLength), {}, { blocks: true, text: false })
       return reading(result.data.blocks ?? [])
     }
     const upright = isJpeg(bytes) && jpegOrientation(bytes) !== 1 ? (await orientedPng(bytes, 0)) ?? bytes : bytes
@@ -194,7 +205,8 @@ export class OcrRecognizer {
   }
 }
 
-interface TesseractParagraph { text: string; confidence: number; lines: { words: { text: string; confidence: number }[] }[] }
+/** A paragraph as Tesseract reports it (both engines). */
+export interface TesseractParagraph { text: string; confidence: number; lines: { words: { text: string; confidence: number }[] }[] }
 
 /** One reading of an image: the page it gives, and its word count and mean word confidence. */
 interface Reading { page: RecognizedPage; words: number; meanConfidence: number }

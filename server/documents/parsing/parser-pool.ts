@@ -114,7 +114,7 @@ export function createParserPool(config: ParseConfig, log: (level: 'info' | 'war
     maxBlocks: config.maxBlocks,
     maxChars: config.maxChars,
     timeoutMs: config.timeoutMs,
-    ocr: { maxPixels: config.ocrMaxPixels, pageTimeoutMs: config.ocrPageTimeoutMs, maxPages: config.ocrMaxPages },
+    ocr: { maxPixels: config.ocrMaxPixels, pageTimeoutMs: config.ocrPageTimeoutMs, maxPages: config.ocrMaxPages, engine: config.ocrEngine },
   }
   const memoryLimit = config.memoryMb * 1_048_576
   const children = new Set<Child>()
