@@ -89,6 +89,8 @@ export interface ParseConfig {
   ocrMaxPages: number
   /** Which Tesseract reads pages (SVC_OCR_ENGINE): auto (the native command when installed), native, wasm. */
   ocrEngine: 'auto' | 'native' | 'wasm'
+  /** Pages recognised at once by this process's parser processes together (SVC_OCR_CONCURRENCY; default the CPU count). */
+  ocrConcurrency: number
 }
 
 /** Raised for an invalid environment value; its message is the one line printed at start. */
@@ -246,6 +248,7 @@ export function loadConfig(env: Env = process.env): Config {
       ocrPageTimeoutMs: int(env, 'SVC_OCR_PAGE_TIMEOUT_MS', 30_000, 100, 600_000),
       ocrMaxPages: int(env, 'SVC_OCR_MAX_PAGES', 300, 0, 100_000),
       ocrEngine: oneOf(env, 'SVC_OCR_ENGINE', ['auto', 'native', 'wasm'] as const, 'auto'),
+      ocrConcurrency: int(env, 'SVC_OCR_CONCURRENCY', availableParallelism(), 1, 256),
     },
   }
 }

@@ -290,3 +290,41 @@ describe('hostile images are bounded', () => {
     expect(ends).toEqual(['canceled', 'done'])
   })
 })
+
+describe('OCR concurrency is bounded across parser processes', () => {
+  let bounded: TestApp
+  let k: string
+  let sc: string
+  beforeAll(async () => {
+    bounded = await startApp({ env: { SVC_PARSE_WORKERS: '2', SVC_OCR_CONCURRENCY: '1' } })
+    const t = await bounded.tenant()
+    k = await bounded.apiKey(t.id, ['scenarios:read', 'scenarios:write'])
+    sc = (await call(bounded.url, 'POST', '/v1/scenarios', { token: k, body: { name: 'One OCR slot' } })).body.id
+  })
+  afterAll(() => bounded?.stop())
+
+  test('two scans in two parser processes take turns for the one OCR slot, and both are read', async () => {
+    const tiff = multiPageTiff([0, 1, 2].map((i) => tiffFrame(textPage([`Schedule page ${i + 1}`, ...STATEMENT]))))
+    const docs = await Promise.all(['a.tiff', 'b.tiff'].map((filename) => uploadAndComplete(bounded, k, sc, { filename, contentType: 'image/tiff', bytes: tiff })))
+    let maxInUse = 0
+    let maxProcesses = 0
+    let sawWaiting = false
+    let done = false
+    const watch = (async () => {
+      while (!done) {
+        const s = bounded.deps.parser.stats()
+        maxInUse = Math.max(maxInUse, s.ocrInUse)
+        maxProcesses = Math.max(maxProcesses, s.busy)
+        if (s.ocrWaiting > 0) sawWaiting = true
+        await Bun.sleep(5)
+      }
+    })()
+    const settledDocs = await Promise.all(docs.map(({ doc }) => settled(bounded, k, sc, doc.id, 100_000)))
+    done = true
+    await watch
+    for (const d of settledDocs) expect(d).toMatchObject({ status: 'ready', pages: { total: 3, ocr: 3 } })
+    expect(maxProcesses).toBe(2)
+    expect(maxInUse).toBe(1)
+    expect(sawWaiting).toBe(true)
+  })
+})

@@ -82,7 +82,11 @@ export class OcrRecognizer {
   /** The native command when this recogniser uses it. */
   readonly native: string | null
 
-  constructor(private readonly limits: OcrLimits) {
+  /**
+   * `slot` waits for one of the service's OCR slots (SVC_OCR_CONCURRENCY, shared by its parser
+   * processes) and resolves with its release; the default admits at once.
+   */
+  constructor(private readonly limits: OcrLimits, private readonly slot: () => Promise<() => void> = async () => () => {}) {
     this.native = limits.engine === 'wasm' ? null : nativeTesseract()
     if (limits.engine === 'native' && !this.native) throw new Error('SVC_OCR_ENGINE=native but no tesseract command with the English model is on PATH')
   }
@@ -124,6 +128,7 @@ export class OcrRecognizer {
     }
     let timer: Timer | undefined
     const abort = new AbortController()
+    const release = await this.slot()
     try {
       const reading = await Promise.race([
         this.#read(bytes, abort.signal),
@@ -139,6 +144,7 @@ export class OcrRecognizer {
       return { segments: [], outcome: 'unreadable', reason: 'the image could not be recognised' }
     } finally {
       clearTimeout(timer)
+      release()
     }
   }
 

@@ -14,7 +14,7 @@ import type { Subprocess } from 'bun'
 import type { ParseConfig } from '../../config'
 import type { AdapterName } from '../registry'
 import type { DocumentLimits, ParseOutcome } from './extract'
-import type { ParseReply, ParseRequest } from './parser-process'
+import type { OcrSlotMessage, ParseReply, ParseRequest } from './parser-process'
 
 /** A parser process ended without answering for a reason that was not a limit (a crash): retry. */
 export class ParserCrashed extends Error {
@@ -50,8 +50,8 @@ export class ParseCanceled extends Error {}
 export interface DocumentParser {
   /** Parses one document; a limit breach is an `unreadable` outcome naming it; a crash throws ParserCrashed. */
   parse(documentId: string, type: { adapter: AdapterName; label: string }, bytes: Uint8Array, control?: ParseControl): Promise<ParseOutcome>
-  /** Parser processes alive, busy, and requests waiting. */
-  stats(): { processes: number; busy: number; queued: number }
+  /** Parser processes alive, busy, requests waiting; OCR slots in use and pages waiting for one. */
+  stats(): { processes: number; busy: number; queued: number; ocrInUse: number; ocrWaiting: number }
   /** The last parses, newest last. */
   recent(): readonly ParseRecord[]
   /** Kills every parser process and refuses what waits. */
@@ -62,6 +62,8 @@ interface Child {
   proc: Subprocess
   busy: boolean
   parses: number
+  /** OCR slots it holds (tickets). */
+  ocrHeld: Set<number>
   idleTimer?: Timer
   /** The request it is working on: settles it on a reply or an exit. */
   current?: { id: number; settle: (reply: Exclude<ParseReply, { progress: unknown }> | { exit: string }) => void; progress?: (page: number, pages: number) => void }
@@ -132,12 +134,13 @@ export function createParserPool(config: ParseConfig, log: (level: 'info' | 'war
   }
 
   const spawn = (): Child => {
-    const child: Child = { busy: false, parses: 0 } as Child
+    const child: Child = { busy: false, parses: 0, ocrHeld: new Set() } as Child
     child.proc = Bun.spawn(parserCommand(), {
       env: parserEnv(),
       stdio: ['ignore', 'inherit', 'inherit'],
       serialization: 'advanced',
-      ipc(message: ParseReply) {
+      ipc(message: ParseReply | OcrSlotMessage) {
+        if ('ocr' in message) return ocrSlot(child, message)
         if (child.current?.id !== message.id) return
         if ('progress' in message) child.current.progress?.(message.progress.page, message.progress.pages)
         else child.current.settle(message)
@@ -145,12 +148,43 @@ export function createParserPool(config: ParseConfig, log: (level: 'info' | 'war
       onExit(_proc, exitCode, signalCode) {
         children.delete(child)
         clearTimeout(child.idleTimer)
+        freeOcrSlots(child)
         child.current?.settle({ exit: signalCode ? `signal ${signalCode}` : `exit code ${exitCode}` })
         dispatch()
       },
     })
     children.add(child)
     return child
+  }
+
+  // OCR slots: at most config.ocrConcurrency pages are recognised at once across the parser processes.
+  let ocrInUse = 0
+  const ocrWaiting: { child: Child; ticket: number }[] = []
+  const grant = (child: Child, ticket: number) => {
+    ocrInUse++
+    child.ocrHeld.add(ticket)
+    try { child.proc.send({ ocr: 'grant', ticket } satisfies OcrSlotMessage) } catch { /* it is exiting; onExit frees the slot */ }
+  }
+  const grantWaiting = () => {
+    while (ocrInUse < config.ocrConcurrency && ocrWaiting.length > 0) {
+      const next = ocrWaiting.shift()!
+      if (children.has(next.child)) grant(next.child, next.ticket)
+    }
+  }
+  const ocrSlot = (child: Child, message: OcrSlotMessage) => {
+    if (message.ocr === 'acquire') {
+      if (ocrInUse < config.ocrConcurrency) grant(child, message.ticket)
+      else ocrWaiting.push({ child, ticket: message.ticket })
+    } else if (message.ocr === 'release' && child.ocrHeld.delete(message.ticket)) {
+      ocrInUse--
+      grantWaiting()
+    }
+  }
+  const freeOcrSlots = (child: Child) => {
+    ocrInUse -= child.ocrHeld.size
+    child.ocrHeld.clear()
+    for (let i = ocrWaiting.length - 1; i >= 0; i--) if (ocrWaiting[i]!.child === child) ocrWaiting.splice(i, 1)
+    grantWaiting()
   }
 
   const retire = (child: Child) => {
@@ -265,7 +299,7 @@ export function createParserPool(config: ParseConfig, log: (level: 'info' | 'war
         dispatch()
       })
     },
-    stats: () => ({ processes: children.size, busy: [...children].filter((c) => c.busy).length, queued: waiting.length }),
+    stats: () => ({ processes: children.size, busy: [...children].filter((c) => c.busy).length, queued: waiting.length, ocrInUse, ocrWaiting: ocrWaiting.length }),
     recent: () => records,
     async close() {
       closed = true

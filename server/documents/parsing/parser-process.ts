@@ -22,6 +22,9 @@ export interface ParseRequest {
 /** The answer to one request, or a progress note while it runs. */
 export type ParseReply = { id: number; outcome: ParseOutcome } | { id: number; error: string } | { id: number; progress: { page: number; pages: number } }
 
+/** A parser process's OCR slot traffic: it asks for a slot (`acquire`), gets it (`grant`), gives it back (`release`). */
+export type OcrSlotMessage = { ocr: 'acquire'; ticket: number } | { ocr: 'release'; ticket: number } | { ocr: 'grant'; ticket: number }
+
 /** Progress notes are sent at most this often. */
 const PROGRESS_EVERY_MS = 500
 
@@ -29,12 +32,26 @@ const PROGRESS_EVERY_MS = 500
 export function serveParseRequests(): void {
   const parent = process.ppid
   let recognizer: OcrRecognizer | undefined
-  process.on('message', async (request: ParseRequest) => {
+  // OCR slots are the service's (SVC_OCR_CONCURRENCY): ask the pool for one per page.
+  let tickets = 0
+  const granted = new Map<number, () => void>()
+  const slot = () => new Promise<() => void>((resolve) => {
+    const ticket = ++tickets
+    granted.set(ticket, () => resolve(() => process.send!({ ocr: 'release', ticket } satisfies OcrSlotMessage)))
+    process.send!({ ocr: 'acquire', ticket } satisfies OcrSlotMessage)
+  })
+  process.on('message', async (message: ParseRequest | OcrSlotMessage) => {
+    if ('ocr' in message) {
+      granted.get(message.ticket)?.()
+      granted.delete(message.ticket)
+      return
+    }
+    const request = message
     let reply: ParseReply
     try {
       const started = Date.now()
       const bytes = await Bun.file(request.bytesPath).bytes()
-      recognizer ??= new OcrRecognizer(request.limits.ocr)
+      recognizer ??= new OcrRecognizer(request.limits.ocr, slot)
       // OCR stops at 80% of the parse's time limit, so what it read is handed back before the kill.
       const ocr = recognizer.forDocument(started + request.limits.timeoutMs * 0.8)
       let last = 0
