@@ -75,6 +75,8 @@ export const Block = t.Object({
   char_end: t.Integer({ description: 'End offset, exclusive.' }),
   source: t.Union([t.Literal('text'), t.Literal('ocr')], { description: 'text: the file\'s own text; ocr: recognised from an image of the page.' }),
   confidence: t.Optional(t.Integer({ minimum: 0, maximum: 100, description: 'Mean OCR word confidence of an ocr block.' })),
+  cells: t.Optional(t.Array(t.Object({ column: t.String(), value: t.String() }), { description: 'A table row of a CSV or spreadsheet: each cell by the name its column has in the header row; values as text (ISO dates, exact decimals, formulas as their cached results).' })),
+  sheet: t.Optional(t.String({ description: 'The sheet of a spreadsheet block (its page is the sheet\'s position).' })),
 })
 
 /** GET .../documents query. */

@@ -6,7 +6,7 @@
  * and by one form feed ("\f") per page boundary crossed. Offsets count Unicode code points, end
  * exclusive, so `[...documentText].slice(char_start, char_end).join('') === block.text`.
  */
-import type { BlockKind, Extraction, TextSource } from './adapters/types'
+import type { BlockKind, Cell, Extraction, TextSource } from './adapters/types'
 
 /** One block of a processed document. */
 export interface Block {
@@ -22,6 +22,10 @@ export interface Block {
   source: TextSource
   /** Mean OCR word confidence (0-100) of an OCR block; null for text. */
   confidence: number | null
+  /** The cells of a table row, by column name; null for other blocks. */
+  cells: Cell[] | null
+  /** The sheet of a spreadsheet block; null otherwise. */
+  sheet: string | null
 }
 
 /**
@@ -57,6 +61,8 @@ export function toBlocks(documentId: string, extraction: Extraction): Block[] {
         charEnd: offset + length,
         source: segment.source ?? 'text',
         confidence: segment.confidence ?? null,
+        cells: segment.cells ?? null,
+        sheet: segment.sheet ?? null,
       })
       offset += length
       lastPage = page.page

@@ -6,7 +6,7 @@
 import { fileTypeFromBuffer } from 'file-type'
 
 /** The adapters the ingestion job knows. */
-export type AdapterName = 'text' | 'markdown' | 'csv' | 'html' | 'pdf' | 'docx' | 'image'
+export type AdapterName = 'text' | 'markdown' | 'csv' | 'html' | 'pdf' | 'docx' | 'image' | 'xlsx'
 
 /** One recognised content type. */
 export interface FileType {
@@ -48,10 +48,13 @@ export const FILE_TYPES: readonly FileType[] = [
   },
   {
     contentType: 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet',
-    label: 'Excel workbook (XLSX)', extensions: ['xlsx'],
+    label: 'Excel workbook (XLSX)', extensions: ['xlsx'], adapter: 'xlsx',
     sniff: ['application/vnd.openxmlformats-officedocument.spreadsheetml.sheet'],
   },
-  { contentType: 'application/vnd.ms-excel', label: 'Excel 97-2003 workbook (XLS)', extensions: ['xls'], sniff: [OLE, 'application/vnd.ms-excel'] },
+  {
+    contentType: 'application/vnd.ms-excel', label: 'Excel 97-2003 workbook (XLS)', extensions: ['xls'], sniff: [OLE, 'application/vnd.ms-excel'],
+    unsupportedReason: 'XLS (Excel 97-2003) is not read: no maintained reader without known vulnerabilities is available; save the workbook as XLSX',
+  },
   { contentType: 'application/msword', label: 'Word 97-2003 document (DOC)', extensions: ['doc'], sniff: [OLE, 'application/msword'] },
   { contentType: 'application/vnd.ms-outlook', label: 'Outlook message (MSG)', extensions: ['msg'], sniff: [OLE, 'application/vnd.ms-outlook'] },
 ]

@@ -69,7 +69,10 @@ export function renderUploadedFile(row: UploadedFileRow) {
 export type DocumentView = ReturnType<typeof renderDocument>
 
 /** A row of `document_blocks`. */
-export interface BlockRow { id: string; position: number; page: number; kind: string; text: string; char_start: number; char_end: number; source: string; confidence: number | null }
+export interface BlockRow {
+  id: string; position: number; page: number; kind: string; text: string; char_start: number; char_end: number
+  source: string; confidence: number | null; cells: { column: string; value: string }[] | null; sheet: string | null
+}
 
 /** The API shape of a block. */
 export function renderBlock(row: BlockRow, documentId: string) {
@@ -84,6 +87,8 @@ export function renderBlock(row: BlockRow, documentId: string) {
     char_end: row.char_end,
     source: row.source,
     ...(row.confidence !== null ? { confidence: Math.round(row.confidence) } : {}),
+    ...(row.cells ? { cells: row.cells } : {}),
+    ...(row.sheet !== null ? { sheet: row.sheet } : {}),
   }
 }
 
@@ -172,7 +177,9 @@ export async function replaceBlocks(tx: Tx, tenantId: string, documentId: string
       char_end: b.charEnd,
       source: b.source,
       confidence: b.confidence,
+      cells: b.cells ? tx.json(b.cells as unknown as postgres.JSONValue) : null,
+      sheet: b.sheet,
     }))
-    await tx`insert into document_blocks ${tx(rows, 'tenant_id', 'document_id', 'position', 'id', 'page', 'kind', 'text', 'char_start', 'char_end', 'source', 'confidence')}`
+    await tx`insert into document_blocks ${tx(rows, 'tenant_id', 'document_id', 'position', 'id', 'page', 'kind', 'text', 'char_start', 'char_end', 'source', 'confidence', 'cells', 'sheet')}`
   }
 }

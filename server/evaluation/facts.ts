@@ -4,9 +4,10 @@
  *
  *  - "Label: value" lines in any block          -> `label` (and `<document>.label`)
  *  - key/value table rows ("Label | value")     -> same paths (two-cell rows outside CSV files)
- *  - columns of a table (every CSV file, and rows of three or more cells): the first row names the
- *    columns, and each column gives `column.first|last|count` plus `min|max` for numbers and dates
- *    and `sum` for numbers (also under `<document>.column.…`).
+ *  - columns of a table (every CSV file and spreadsheet sheet, and rows of three or more cells): the
+ *    first row names the columns, and each column gives `column.first|last|count` plus `min|max` for
+ *    numbers and dates and `sum` for numbers (also under `<document>.column.…`); a row whose first
+ *    cell is "Total" (or "Subtotal", "Grand total") is left out of those and answers `column.total`.
  *
  * Paths are snake_case: "Annual revenue" -> `annual_revenue`; `<document>` is the file name without
  * its extension ("bank_statement.csv" -> `bank_statement`). When several facts share a path the
@@ -74,7 +75,8 @@ export function labelValue(line: string): { label: string; value: string } | nul
 
 const cellsOf = (text: string) => text.split(' | ').map((c) => c.trim())
 
-const isCsv = (b: CaseBlock) => /^text\/csv\b/i.test(b.contentType) || /\.csv$/i.test(b.filename)
+/** Blocks of a CSV or spreadsheet: every run of rows is a table, whatever its width. */
+const isCsv = (b: CaseBlock) => /^(text\/csv|application\/vnd\.openxmlformats-officedocument\.spreadsheetml\.sheet)\b/i.test(b.contentType) || /\.(csv|xlsx)$/i.test(b.filename)
 
 /** Mines every fact of a case's blocks (given in case order). */
 export function mineFacts(blocks: readonly CaseBlock[]): Fact[] {
@@ -86,13 +88,16 @@ export function mineFacts(blocks: readonly CaseBlock[]): Fact[] {
   const tablesPerDocument = new Map<string, number>()
   const flushRun = () => {
     if (run.length === 0) return
-    const columnar = isCsv(run[0]!) || run.some((b) => cellsOf(b.text).length >= 3)
-    if (!columnar) {
+    const wide = run.some((b) => cellsOf(b.text).length >= 3)
+    const columnar = isCsv(run[0]!) || wide
+    // Two-column rows are label/value pairs; in a spreadsheet they are also a table of two columns.
+    if (!wide && !/^text\/csv\b/i.test(run[0]!.contentType)) {
       for (const b of run) {
         const [label, value] = cellsOf(b.text)
         if (label && value && /[A-Za-z]/.test(label)) add(slug(label), parseValue(value), value, b, b.text)
       }
-    } else if (run.length >= 2) {
+    }
+    if (columnar && run.length >= 2) {
       const n = (tablesPerDocument.get(run[0]!.documentId) ?? 0) + 1
       tablesPerDocument.set(run[0]!.documentId, n)
       mineColumns(run, n, add)
@@ -118,13 +123,23 @@ export function mineFacts(blocks: readonly CaseBlock[]): Fact[] {
 
 type Add = (path: string, value: TypedValue, raw: string, block: CaseBlock, quote: string) => void
 
+/** A row that totals the rows above it ("Total", "Subtotal", "Grand total" in its first cell). */
+const isTotalRow = (row: CaseBlock) => /^(sub\s*|grand\s*)?totals?\b/i.test(cellsOf(row.text).find((c) => c !== '') ?? '')
+
 function mineColumns(rows: CaseBlock[], tableNumber: number, add: Add): void {
   const header = rows[0]!
   const names = cellsOf(header.text).map(slug)
   const prefix = tableNumber > 1 ? `table${tableNumber}_` : ''
+  // A total row is not one of the rows it totals: its cells answer `column.total` instead.
+  const totals = rows.slice(1).filter(isTotalRow)
+  const body = rows.slice(1).filter((r) => !isTotalRow(r))
   names.forEach((name, col) => {
     if (!name) return
-    const cells = rows.slice(1)
+    for (const total of totals.slice(-1)) {
+      const raw = cellsOf(total.text)[col] ?? ''
+      if (raw !== '' && col > 0) add(`${prefix}${name}.total`, parseValue(raw), raw, total, total.text)
+    }
+    const cells = body
       .map((row) => ({ row, raw: cellsOf(row.text)[col] ?? '' }))
       .filter((c) => c.raw !== '')
       .map((c) => ({ ...c, value: parseValue(c.raw) }))

@@ -177,7 +177,7 @@ export function documentRoutes(deps: AppDeps) {
       const scope = `blocks|${doc.id}|${q.page ?? ''}`
       const after = q.cursor !== undefined ? Number(cursors.decode(q.cursor, scope)) : null
       const rows = await sql<BlockRow[]>`
-        select id, position, page, kind, text, char_start, char_end, source, confidence
+        select id, position, page, kind, text, char_start, char_end, source, confidence, cells, sheet
         from document_blocks
         where tenant_id = ${tenantId} and document_id = ${doc.id}
           ${after !== null ? sql`and position > ${after}` : sql``}

@@ -124,6 +124,17 @@ export function whitePngSample(): Bytes {
   return new Uint8Array(PNG.sync.write(png))
 }
 
+/** A small XLSX workbook (exceljs): one sheet of a header and two rows. */
+export async function xlsxSample(): Promise<Bytes> {
+  const { default: ExcelJS } = await import('exceljs')
+  const wb = new ExcelJS.Workbook()
+  const ws = wb.addWorksheet('Ledger')
+  ws.addRow(['Name', 'Amount'])
+  ws.addRow(['Alice', 100])
+  ws.addRow(['Bob', 250.5])
+  return new Uint8Array(await wb.xlsx.writeBuffer())
+}
+
 /** Lower-case hex SHA-256 of bytes. */
 export function sha256Hex(bytes: Uint8Array): string {
   return new Bun.CryptoHasher('sha256').update(bytes).digest('hex')

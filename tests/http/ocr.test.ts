@@ -8,7 +8,7 @@
 import { afterAll, beforeAll, describe, expect, test, setDefaultTimeout } from 'bun:test'
 import { call, startApp, type TestApp } from '../helpers/app'
 import { extractText, getDocumentProxy } from 'unpdf'
-import { allBlocks, heicSample, csvSample, docxSample, htmlSample, markdownSample, pdfSample, settled, textSample, uploadAndComplete, type SampleFile } from '../helpers/samples'
+import { allBlocks, heicSample, xlsxSample, csvSample, docxSample, htmlSample, markdownSample, pdfSample, settled, textSample, uploadAndComplete, type SampleFile } from '../helpers/samples'
 import { blankPage, hugeWhitePng, imageOnlyPdf, multiPageTiff, noisePage, phonePhoto, scanned, sharedImagePdf, textPage, tiffFrame } from '../helpers/scans'
 import { evaluationEnded, publishedSet } from '../helpers/underwriting-pack'
 import { FILE_TYPES } from '../../server/documents/registry'
@@ -191,6 +191,7 @@ describe('no document loses content silently', () => {
       'image/jpeg': async () => new Uint8Array(page.toBuffer('image/jpeg')),
       'image/webp': async () => new Uint8Array(page.toBuffer('image/webp')),
       'image/tiff': async () => multiPageTiff([tiffFrame(page)]),
+      'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet': async () => xlsxSample(),
     }
     const types = FILE_TYPES.filter((f) => f.adapter)
     expect(types.map((f) => f.contentType).sort()).toEqual(Object.keys(samples).sort())

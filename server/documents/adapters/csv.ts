@@ -1,9 +1,10 @@
 /**
  * CSV, read with `csv-parse`: every record (the header included) is one `table_row` block, its
- * cells joined by " | ". Records that cannot be parsed are skipped and make the parse degraded.
+ * cells joined by " | " and named by the header record's columns. Records that cannot be parsed are skipped and make the parse degraded.
  */
 import { parse } from 'csv-parse/sync'
 import { decodeUtf8, requireReadable, UnreadableDocument, type Adapter, type Segment } from './types'
+import { columnNames } from './xlsx'
 
 /** The CSV adapter. */
 export const readCsv: Adapter = async (bytes) => {
@@ -25,7 +26,11 @@ export const readCsv: Adapter = async (bytes) => {
   }
   const segments: Segment[] = records
     .filter((cells) => cells.some((c) => c.trim() !== ''))
-    .map((cells) => ({ kind: 'table_row' as const, text: cells.map((c) => c.trim()).join(' | ') }))
+    .map((cells) => ({ kind: 'table_row' as const, text: cells.map((c) => c.trim()).join(' | '), values: cells.map((c) => c.trim()) }))
+    .map(({ values, ...segment }, _, all) => {
+      const columns = columnNames(all[0]!.values, Math.max(values.length, all[0]!.values.length))
+      return { ...segment, cells: values.map((value, i) => ({ column: columns[i]!, value })) }
+    })
   if (segments.length === 0 && skipped > 0) throw new UnreadableDocument('no CSV record could be read')
   const notes: string[] = []
   if (skipped > 0) notes.push(`${skipped} malformed record${skipped === 1 ? ' was' : 's were'} skipped`)

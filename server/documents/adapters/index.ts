@@ -10,6 +10,7 @@ import { readHtml } from './html'
 import { readPdf } from './pdf'
 import { readDocx } from './docx'
 import { readImage } from './image'
+import { readXlsx } from './xlsx'
 
 export { UnreadableDocument, BLOCK_KINDS, type BlockKind, type Extraction, type Segment, type Adapter } from './types'
 
@@ -22,4 +23,5 @@ export const ADAPTERS: Record<AdapterName, Adapter> = {
   pdf: readPdf,
   docx: readDocx,
   image: readImage,
+  xlsx: readXlsx,
 }

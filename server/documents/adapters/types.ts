@@ -10,8 +10,14 @@ export type BlockKind = (typeof BLOCK_KINDS)[number]
 /** Where a segment's text came from: the file's own text, or optical character recognition. */
 export type TextSource = 'text' | 'ocr'
 
-/** One run of text of one kind; OCR text carries its source and mean word confidence (0-100). */
-export interface Segment { kind: BlockKind; text: string; source?: TextSource; confidence?: number }
+/** A table cell: its column's name (the header row's) and its value as text. */
+export interface Cell { column: string; value: string }
+
+/**
+ * One run of text of one kind; OCR text carries its source and mean word confidence (0-100); a
+ * table row its cells; a spreadsheet row its sheet's name.
+ */
+export interface Segment { kind: BlockKind; text: string; source?: TextSource; confidence?: number; cells?: Cell[]; sheet?: string }
 
 /**
  * How one page ended: read from its text layer, read by OCR, genuinely empty, or unreadable (with
@@ -43,6 +49,8 @@ export interface ReadLimits {
   maxPages: number
   /** Most bytes one compressed part (zip entry, PDF stream) may inflate to, and a package's parts in sum. */
   maxInflatedBytes: number
+  /** Blocks kept; an adapter may stop reading once it has this many (a sheet of a million rows). */
+  maxBlocks?: number
 }
 
 /** The defaults of SVC_PARSE_MAX_PAGES and SVC_PARSE_MAX_INFLATED_MB. */

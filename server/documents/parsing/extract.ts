@@ -57,7 +57,7 @@ export function withinBlockLimits(extraction: Extraction, limits: Pick<DocumentL
 export async function extractDocument(documentId: string, type: { adapter: AdapterName; label: string }, bytes: Uint8Array, limits: DocumentLimits, ocr?: OcrEngine, onPage?: (page: number, pages: number) => void): Promise<ParseOutcome> {
   const { adapter, label } = type
   try {
-    const read = await ADAPTERS[adapter](bytes, { maxPages: limits.maxPages, maxInflatedBytes: limits.maxInflatedBytes, ocr, onPage })
+    const read = await ADAPTERS[adapter](bytes, { maxPages: limits.maxPages, maxInflatedBytes: limits.maxInflatedBytes, maxBlocks: limits.maxBlocks, ocr, onPage })
     const { extraction, note } = withinBlockLimits(read, limits)
     const pages = summarisePages(extraction)
     const unreadable = unreadableDetail(extraction)
