@@ -8,6 +8,9 @@ import { call, startApp, type TestApp } from '../helpers/app'
 import { settled, textSample, uploadAndComplete, type SampleFile } from '../helpers/samples'
 import { docxZipBomb, hugeText, manyPagesPdf, pdfStreamBomb } from '../helpers/hostile-files'
 import { residentBytes } from '../../server/documents/parsing/parser-pool'
+import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 
 setDefaultTimeout(120_000)
 
@@ -139,6 +142,24 @@ describe('the parser memory ceiling', () => {
     expect(last.peakRssBytes).toBeLessThan(300 * MIB * 1.5)
     expect(residentBytes(last.pid)).toBeUndefined() // that process is gone
     expect(p99(latencies)).toBeLessThan(100)
+  })
+
+  test('no document bytes stay on disk: parser scratch directories are emptied after each parse, and a dead service\'s spool is swept', async () => {
+    // A spool left by a service process that was killed (its pid is not alive).
+    const stale = join(tmpdir(), 'svc-parse-4194300-abc')
+    mkdirSync(stale, { recursive: true })
+    writeFileSync(join(stale, '1.bin'), 'document bytes')
+    const fresh = await limitedApp({})
+    try {
+      const { doc } = await uploadAndComplete(fresh.app, fresh.key, fresh.scenarioId, { filename: 'a.txt', contentType: 'text/plain', bytes: textSample() })
+      expect((await settled(fresh.app, fresh.key, fresh.scenarioId, doc.id)).status).toBe('ready')
+      expect(existsSync(stale)).toBe(false)
+      const mine = readdirSync(tmpdir()).filter((n) => n.startsWith(`svc-parse-${process.pid}-`)).map((n) => join(tmpdir(), n))
+      const leftovers = mine.flatMap((dir) => readdirSync(dir, { recursive: true, withFileTypes: true }).filter((e) => e.isFile()).map((e) => e.name))
+      expect(leftovers).toEqual([])
+    } finally {
+      await fresh.app.stop()
+    }
   })
 
   test('after the kill a new parser process reads the next document as usual', async () => {

@@ -51,7 +51,7 @@ const compiled = import.meta.url.includes('$bunfs')
 function modelDirectory(): string {
   if (!compiled) return dirname(englishModel)
   const size = statSync(englishModel).size
-  const dir = join(tmpdir(), `svc-ocr-eng-${size}`)
+  const dir = join(process.env.SVC_SHARED_TMPDIR || tmpdir(), `svc-ocr-eng-${size}`)
   const target = join(dir, 'eng.traineddata.gz')
   if (!existsSync(target)) {
     mkdirSync(dir, { recursive: true })

@@ -5,7 +5,7 @@
  * limit named), replaces children that crash, retires children that grew, and lets idle ones go.
  * Requests beyond the pool's size wait in order.
  */
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
 import { rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -64,6 +64,8 @@ interface Child {
   parses: number
   /** OCR slots it holds (tickets). */
   ocrHeld: Set<number>
+  /** Its private TMPDIR, emptied after each parse and removed with it. */
+  scratch: string
   idleTimer?: Timer
   /** The request it is working on: settles it on a reply or an exit. */
   current?: { id: number; settle: (reply: Exclude<ParseReply, { progress: unknown }> | { exit: string }) => void; progress?: (page: number, pages: number) => void }
@@ -101,11 +103,32 @@ function parserCommand(): string[] {
   return setpriv ? [setpriv, '--pdeathsig', 'KILL', '--', ...own] : own
 }
 
-/** The environment of a parser process: enough to run, no secrets (no database URL, no keys). */
-function parserEnv(): Record<string, string> {
+/**
+ * The environment of a parser process: enough to run, no secrets (no database URL, no keys). Its
+ * TMPDIR is a private scratch directory emptied after every parse (parser libraries spill document
+ * content there: exceljs writes sheets to temporary files); files meant to outlive a parse (the
+ * OCR model copy) go to SVC_SHARED_TMPDIR, the service's own temporary directory.
+ */
+function parserEnv(scratch: string): Record<string, string> {
   const env: Record<string, string> = {}
-  for (const name of ['PATH', 'HOME', 'TMPDIR', 'LANG', 'TZ']) if (process.env[name]) env[name] = process.env[name]!
+  for (const name of ['PATH', 'HOME', 'LANG', 'TZ']) if (process.env[name]) env[name] = process.env[name]!
+  env.TMPDIR = scratch
+  env.SVC_SHARED_TMPDIR = tmpdir()
   return env
+}
+
+/**
+ * Removes the spools of service processes that died without cleaning up (SIGKILL, OOM): they may
+ * hold document bytes. A spool is named after its process id; one whose process is gone is stale.
+ */
+function sweepStaleSpools(): void {
+  for (const name of readdirSync(tmpdir())) {
+    const m = /^svc-parse-(\d+)-/.exec(name)
+    if (!m || Number(m[1]) === process.pid) continue
+    let alive = true
+    try { process.kill(Number(m[1]), 0) } catch (e) { alive = (e as { code?: string }).code === 'EPERM' }
+    if (!alive) rmSync(join(tmpdir(), name), { recursive: true, force: true })
+  }
 }
 
 /** Starts a parser pool of `config.workers` processes at most, created on demand. */
@@ -126,17 +149,20 @@ export function createParserPool(config: ParseConfig, log: (level: 'info' | 'war
   let closed = false
   // Bytes on their way to a parser wait here, readable by this user only, removed once parsed.
   let spool: string | undefined
-  const spoolDir = () => (spool ??= mkdtempSync(join(tmpdir(), 'svc-parse-')))
+  const spoolDir = () => (spool ??= (sweepStaleSpools(), mkdtempSync(join(tmpdir(), `svc-parse-${process.pid}-`))))
 
   const record = (r: ParseRecord) => {
     records.push(r)
     if (records.length > 50) records.shift()
   }
 
+  let spawned = 0
   const spawn = (): Child => {
-    const child: Child = { busy: false, parses: 0, ocrHeld: new Set() } as Child
+    const scratch = join(spoolDir(), `tmp-${++spawned}`)
+    mkdirSync(scratch, { mode: 0o700 })
+    const child: Child = { busy: false, parses: 0, ocrHeld: new Set(), scratch } as Child
     child.proc = Bun.spawn(parserCommand(), {
-      env: parserEnv(),
+      env: parserEnv(scratch),
       stdio: ['ignore', 'inherit', 'inherit'],
       serialization: 'advanced',
       ipc(message: ParseReply | OcrSlotMessage) {
@@ -148,6 +174,7 @@ export function createParserPool(config: ParseConfig, log: (level: 'info' | 'war
       onExit(_proc, exitCode, signalCode) {
         children.delete(child)
         clearTimeout(child.idleTimer)
+        rmSync(scratch, { recursive: true, force: true })
         freeOcrSlots(child)
         child.current?.settle({ exit: signalCode ? `signal ${signalCode}` : `exit code ${exitCode}` })
         dispatch()
@@ -187,6 +214,10 @@ export function createParserPool(config: ParseConfig, log: (level: 'info' | 'war
     grantWaiting()
   }
 
+  const emptyScratch = (child: Child) => {
+    for (const f of readdirSync(child.scratch)) rmSync(join(child.scratch, f), { recursive: true, force: true })
+  }
+
   const retire = (child: Child) => {
     children.delete(child)
     clearTimeout(child.idleTimer)
@@ -196,6 +227,7 @@ export function createParserPool(config: ParseConfig, log: (level: 'info' | 'war
   const release = (child: Child) => {
     child.busy = false
     child.current = undefined
+    emptyScratch(child)
     const rss = residentBytes(child.proc.pid) ?? 0
     if (child.parses >= PARSES_PER_CHILD || rss > memoryLimit / 2) retire(child)
     else child.idleTimer = setTimeout(() => { if (!child.busy) retire(child) }, IDLE_EXIT_MS)
