@@ -10,6 +10,7 @@ import { migrate } from './db/migrate'
 import { createApp } from './app'
 import { wireDeps } from './wiring'
 import { startRunner } from '../jobs/runner'
+import { SERVER_BODY_LIMIT } from './http/body'
 
 const log = (level: string, message: string, extra: Record<string, unknown> = {}) =>
   console.log(JSON.stringify({ level, time: new Date().toISOString(), message, ...extra }))
@@ -47,7 +48,7 @@ async function start() {
   const deps = wireDeps(config, db, () => draining)
   const server = workerOnly
     ? undefined
-    : createApp(deps).listen({ port: config.port, hostname: config.host, maxRequestBodySize: config.maxUploadBytes + 1_048_576 })
+    : createApp(deps).listen({ port: config.port, hostname: config.host, maxRequestBodySize: SERVER_BODY_LIMIT })
   if (server) log('info', 'listening', { url: `http://${config.host}:${server.server!.port}`, database: db.embedded ? 'embedded' : 'postgresql' })
   else log('info', 'worker started', { database: db.embedded ? 'embedded' : 'postgresql' })
   const runner = startRunner(deps, { log })

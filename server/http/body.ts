@@ -1,9 +1,20 @@
 /**
  * JSON request bodies: only application/json (or +json) is parsed, capped at the configured size.
- * A body of another type is 415, one over the cap 413, one that is not JSON 400.
+ * A body of another type is 415, one over the cap 413; one that is not valid UTF-8, not JSON or
+ * nested deeper than MAX_JSON_DEPTH is 400; strings (keys included) with NUL or unpaired surrogates
+ * are 422 with a pointer each (see json-text.ts).
  */
 import { Elysia } from 'elysia'
-import { ProblemError } from './problem'
+import { ProblemError, problems } from './problem'
+import { jsonDepth, MAX_JSON_DEPTH, textViolations } from './json-text'
+
+/**
+ * The body size the HTTP server itself enforces: none. Bun answers a body over its own limit with
+ * an empty 413 before any route runs, so every reader caps itself instead (this parser at
+ * SVC_MAX_JSON_BODY_BYTES, uploads at SVC_MAX_UPLOAD_BYTES) and every refusal is a problem object;
+ * a body no route reads is drained, not held (measured: a 500 MB POST left the RSS unchanged).
+ */
+export const SERVER_BODY_LIMIT = Number.MAX_SAFE_INTEGER
 
 /** Paths whose bodies are raw bytes handled by their own route (presigned uploads). */
 const RAW_BODY_PREFIXES = ['/v1/uploads/']
@@ -28,7 +39,11 @@ export async function readCappedText(request: Request, max: number): Promise<str
     }
     chunks.push(value)
   }
-  return new TextDecoder('utf-8', { fatal: false }).decode(Buffer.concat(chunks))
+  try {
+    return new TextDecoder('utf-8', { fatal: true }).decode(Buffer.concat(chunks))
+  } catch {
+    throw new ProblemError('malformed', 'The request body is not valid UTF-8.')
+  }
 }
 
 const tooLarge = (max: number) => new ProblemError('payload_too_large', `The request body is larger than ${max} bytes.`)
@@ -48,10 +63,15 @@ export function jsonBody(maxBytes: number) {
     if (!isJson(contentType)) throw new ProblemError('unsupported_media_type', 'Request bodies must be application/json.')
     const text = await readCappedText(request, maxBytes)
     if (text.trim() === '') return null
+    if (jsonDepth(text) > MAX_JSON_DEPTH) throw new ProblemError('malformed', `The request body is nested deeper than ${MAX_JSON_DEPTH} levels.`)
+    let value: unknown
     try {
-      return JSON.parse(text)
+      value = JSON.parse(text)
     } catch {
       throw new ProblemError('malformed', 'The request body is not valid JSON.')
     }
+    const violations = textViolations(value)
+    if (violations.length > 0) throw problems.schema(violations)
+    return value
   })
 }

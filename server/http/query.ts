@@ -8,6 +8,7 @@ import { type TObject, type Static, Kind } from '@sinclair/typebox'
 import { Value } from '@sinclair/typebox/value'
 import { ProblemError } from './problem'
 import { fieldErrors } from './errors'
+import { textProblem } from './json-text'
 
 const documented: Record<string, Record<string, { query: TObject }>> = {}
 
@@ -28,6 +29,7 @@ export function readQuery<T extends TObject>(schema: T, raw: Record<string, stri
   for (const [name, prop] of Object.entries(schema.properties)) {
     const value = raw[name]
     if (value === undefined) continue
+    if (textProblem(value)) { malformed.push(name); continue } // NUL or a broken surrogate: no text type takes it
     if (isNumeric(prop as { type?: unknown })) {
       const pattern = (prop as { type?: unknown }).type === 'integer' ? /^-?\d{1,15}$/ : /^-?\d{1,15}(\.\d+)?$/
       if (!pattern.test(value)) malformed.push(name)

@@ -18,6 +18,7 @@ import { addMember } from '../../server/resources/users'
 import { createApiKey } from '../../server/resources/api-keys'
 import { createTestDatabase, type TestDatabase } from './database'
 import { startRunner, type Runner, type RunnerOptions } from '../../jobs/runner'
+import { SERVER_BODY_LIMIT } from '../../server/http/body'
 
 /** A running app of a test file. */
 export interface TestApp {
@@ -63,7 +64,7 @@ export async function startApp(options: StartOptions = {}): Promise<TestApp> {
   const deps = wireDeps(config, db)
   const app = createApp(deps)
   options.extend?.(app)
-  app.listen({ port: 0, hostname: '127.0.0.1', maxRequestBodySize: config.maxUploadBytes + 1_048_576 })
+  app.listen({ port: 0, hostname: '127.0.0.1', maxRequestBodySize: SERVER_BODY_LIMIT })
   const url = `http://127.0.0.1:${app.server!.port}`
   const runner = options.runner === false ? undefined : startRunner(deps, { pollMs: 20, drainTimeoutMs: 5_000, ...options.runner })
   return {
