@@ -121,7 +121,12 @@ class Engine {
       this.working--
       onWorkDone()
     }
-    const p = this.run(job, workDone).catch((e) => this.log('error', 'job runner failure', { job_id: job.id, kind: job.kind, error: String((e as Error)?.message ?? e) }))
+    const p = this.run(job, workDone).catch((e) => {
+      // Neither the finish nor the retry could be written (the database is away): hand the job
+      // back as soon as the database answers again, rather than when its lease lapses.
+      this.log('warn', 'job runner failure; handing the job back once the database answers', { job_id: job.id, kind: job.kind, error: String((e as Error)?.message ?? e) })
+      void this.handBack(job)
+    })
       .finally(() => { this.inflight.delete(job.id); workDone() })
     this.inflight.set(job.id, p)
     return p
@@ -191,6 +196,25 @@ class Engine {
     } catch (e) {
       this.log('error', 'job onGiveUp failed', { job_id: job.id, kind: job.kind, error: String((e as Error)?.message ?? e) })
       await sql.begin((tx) => markDead(tx))
+    }
+  }
+
+  /**
+   * Gives up this worker's claim on a job whose outcome could not be written, retrying while the
+   * database is unreachable (at most until the lease would have lapsed anyway). The attempt stays
+   * counted; the job runs again after a second.
+   */
+  async handBack(job: ClaimedJob): Promise<void> {
+    const until = Date.now() + this.leaseMs
+    for (let wait = 100; Date.now() < until; wait = Math.min(wait * 2, 2000)) {
+      try {
+        await this.deps.sql`
+          update jobs set locked_by = null, locked_until = null, run_at = now() + interval '1 second', updated_at = now()
+          where id = ${job.id} and locked_by = ${this.workerId}`
+        return
+      } catch {
+        await Bun.sleep(wait)
+      }
     }
   }
 

@@ -50,7 +50,12 @@ export function postgresClient(databaseUrl: string, options: postgres.Options<{}
 /** Opens the database the configuration names: DATABASE_URL, or the embedded PGlite in dataDir. */
 export async function openDatabase(opts: { databaseUrl?: string; dataDir: string; max?: number }): Promise<Database> {
   if (opts.databaseUrl) {
-    const sql = postgresClient(opts.databaseUrl, { ...clientOptions, max: opts.max ?? 10, idle_timeout: 30 })
+    // A connection attempt gives up after 5 s (the client's default is 30): while the database is
+    // away, requests answer 503 within a few seconds instead of hanging.
+    // Reconnection waits are capped at 100 ms: the client's default grows with every failed attempt,
+    // counted across all connections, to 20 s, so a few seconds of outage left queries queued
+    // (and requests hanging) for many seconds after the database was back.
+    const sql = postgresClient(opts.databaseUrl, { ...clientOptions, max: opts.max ?? 10, idle_timeout: 30, connect_timeout: 5, backoff: (retries: number) => Math.min(0.01 * 2 ** retries, 0.1) })
     return { sql, embedded: false, close: () => sql.end({ timeout: 5 }) }
   }
   return openEmbedded(opts.dataDir)

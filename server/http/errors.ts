@@ -6,6 +6,7 @@
 import { Elysia } from 'elysia'
 import { ProblemError, problemResponse, type FieldError } from './problem'
 import { requestIdOf } from './request-id'
+import { dependencyProblem } from './dependency-errors'
 
 interface TypeBoxError { path: string; message: string; schema?: Record<string, unknown>; value?: unknown }
 
@@ -59,7 +60,10 @@ function toProblem(code: string | number, error: unknown): ProblemError | undefi
 /** Plugin: the single error path. */
 export const problemErrors = new Elysia({ name: 'problem-errors' }).onError({ as: 'global' }, ({ code, error, request, path }) => {
   const requestId = requestIdOf(request)
-  let problem = toProblem(code, error)
+  let problem = toProblem(code, error) ?? dependencyProblem(error)
+  if (problem?.code === 'unavailable' && !(error instanceof ProblemError)) {
+    console.warn(JSON.stringify({ level: 'warn', request_id: requestId, path, message: 'dependency unavailable', error: (error as Error)?.message ?? String(error) }))
+  }
   if (!problem) {
     console.error(JSON.stringify({ level: 'error', request_id: requestId, path, message: (error as Error)?.message ?? String(error), stack: (error as Error)?.stack }))
     problem = new ProblemError('internal', 'An unexpected error occurred; quote the request_id when reporting it.')

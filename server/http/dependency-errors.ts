@@ -1,0 +1,39 @@
+/**
+ * Dependency outages as the spec's 503 `unavailable` with Retry-After: errors that say the database
+ * (or the blob store) cannot be reached right now, as opposed to a fault of the request or the code.
+ * The client library's own connection errors, the socket errors under it, and PostgreSQL's
+ * connection-exception and operator-intervention states (a restart, a shutdown, a recovery).
+ */
+import { ProblemError } from './problem'
+
+/** Seconds a client should wait before retrying while a dependency is away. */
+export const OUTAGE_RETRY_AFTER_SECONDS = 2
+
+const CONNECTION_CODES = new Set([
+  // porsager/postgres
+  'CONNECTION_CLOSED', 'CONNECTION_ENDED', 'CONNECTION_DESTROYED', 'CONNECT_TIMEOUT',
+  // sockets and name resolution
+  'ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN', 'ConnectionRefused', 'ConnectionClosed',
+])
+
+/** PostgreSQL SQLSTATEs of an unreachable or restarting server: class 08, and 57P01-57P03 (shutdown, crash, starting up). */
+const isServerAway = (sqlState: string) => sqlState.startsWith('08') || ['57P01', '57P02', '57P03', '53300'].includes(sqlState)
+
+/** Whether an error means a dependency is unreachable (retry later) rather than a fault. */
+export function isDependencyOutage(error: unknown): boolean {
+  for (let e = error as { code?: unknown; name?: unknown; cause?: unknown; $metadata?: unknown } | undefined, depth = 0; e && depth < 4; e = e.cause as typeof e, depth++) {
+    const code = typeof e.code === 'string' ? e.code : undefined
+    if (code && (CONNECTION_CODES.has(code) || (/^[0-9A-Z]{5}$/.test(code) && isServerAway(code)))) return true
+    // The S3 client: a network failure, or the store answering 5xx.
+    if (e.name === 'TimeoutError' || e.name === 'NetworkingError') return true
+    const status = (e.$metadata as { httpStatusCode?: number } | undefined)?.httpStatusCode
+    if (status !== undefined && status >= 500) return true
+  }
+  return false
+}
+
+/** The problem for a dependency outage, or undefined when the error is not one. */
+export function dependencyProblem(error: unknown): ProblemError | undefined {
+  if (!isDependencyOutage(error)) return undefined
+  return new ProblemError('unavailable', 'A service this request depends on is unreachable; retry shortly.', { retryAfterSeconds: OUTAGE_RETRY_AFTER_SECONDS })
+}
