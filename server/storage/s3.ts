@@ -21,6 +21,9 @@ export function s3BlobStore(config: S3Config): BlobStore {
     region: config.region,
     forcePathStyle: true,
     credentials: { accessKeyId: config.accessKeyId, secretAccessKey: config.secretAccessKey },
+    // An unreachable store fails within seconds (the routes answer 503 unavailable), never hangs.
+    requestHandler: { connectionTimeout: 2_000, requestTimeout: 30_000 },
+    maxAttempts: 2,
   })
   const Bucket = config.bucket
   return {

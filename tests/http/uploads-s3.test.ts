@@ -99,3 +99,33 @@ describe('S3 blob driver', () => {
     })
   }
 })
+
+describe('the object store unreachable', () => {
+  test('complete and download answer 503 unavailable with Retry-After while it is down; once it is back, complete works and nothing was lost', async () => {
+    const text = textSample()
+    const ready = await startUpload(app, key, scenarioId, { filename: 'before.txt', contentType: 'text/plain', bytes: text })
+    expect((await putToS3(ready.body.upload, text)).status).toBe(200)
+    expect((await complete(ready.body.id)).status).toBe(202)
+    expect((await settled(app, key, scenarioId, ready.body.id)).status).toBe('ready')
+    const pending = await startUpload(app, key, scenarioId, { filename: 'during.txt', contentType: 'text/plain', bytes: text })
+    expect((await putToS3(pending.body.upload, text)).status).toBe(200)
+
+    const port = Number(new URL(endpoint).port)
+    await s3.close()
+    const t0 = performance.now()
+    const refused = await complete(pending.body.id)
+    expect(problemOf(refused)).toMatchObject({ type: 'urn:svc:error:unavailable', status: 503 })
+    expect(refused.headers.get('retry-after')).toBe('2')
+    const dl = await call(app.url, 'GET', `/v1/scenarios/${scenarioId}/documents/${ready.body.id}/download`, { token: key })
+    expect(problemOf(dl)).toMatchObject({ type: 'urn:svc:error:unavailable', status: 503 })
+    expect(performance.now() - t0).toBeLessThan(10_000)
+    expect(await status(pending.body.id)).toBe('awaiting_upload') // the refused complete changed nothing
+
+    s3 = new S3rver({ port, address: '127.0.0.1', silent: true, directory: s3Dir, configureBuckets: [{ name: 'documents', configs: [] }] } as never)
+    await s3.run()
+    expect((await complete(pending.body.id)).status).toBe(202)
+    expect((await settled(app, key, scenarioId, pending.body.id)).status).toBe('ready')
+    const again = await fetch(`${app.url}/v1/scenarios/${scenarioId}/documents/${ready.body.id}/download`, { headers: { authorization: `Bearer ${key}` } })
+    expect(new Uint8Array(await again.arrayBuffer())).toEqual(text)
+  })
+})
