@@ -2,7 +2,8 @@
  * Fact mining: typed values read out of a case's blocks, each with the block (and the exact line)
  * it came from, so an answer built on a fact can cite it. Three shapes are read:
  *
- *  - "Label: value" lines in any block          -> `label` (and `<document>.label`)
+ *  - "Label: value", "Label ..... value" (dot leaders) and "Label     value" (two aligned columns,
+ *    a value with a digit) lines in any block    -> `label` (and `<document>.label`)
  *  - key/value table rows ("Label | value")     -> same paths (two-cell rows outside CSV files)
  *  - columns of a table (every CSV file and spreadsheet sheet, and rows of three or more cells): the
  *    first row names the columns, and each column gives `column.first|last|count` plus `min|max` for
@@ -63,14 +64,27 @@ export function documentNamespace(filename: string): string {
 }
 
 const LABEL_LINE = /^\s*([A-Za-z][A-Za-z0-9 ()/&'’.,#%-]{0,79}?)\s*:\s*(?!\/\/)(\S.*?)\s*$/
+/** "Label ........ value" (a dot leader of three or more dots or middle dots). */
+const LEADER_LINE = /^\s*([A-Za-z][A-Za-z0-9 ()/&'’,#%-]{0,79}?)\s*[.·…]{3,}\s*(\S.*?)\s*$/
+/** "Label      value" (two columns: three or more spaces, or a tab, between them). */
+const COLUMNS_LINE = /^\s*([A-Za-z][A-Za-z0-9 ()/&'’.,#%-]{0,79}?)(?: {3,}|\t+)(\S.*?)\s*$/
 
-/** A "Label: value" line split, or null when the line is not one. */
+/**
+ * A label/value line split, or null when the line is not one: "Label: value", "Label ..... value"
+ * (dot leaders) or "Label     value" (two aligned columns; the value must hold a digit, so two
+ * words far apart in prose are not read as a fact).
+ */
 export function labelValue(line: string): { label: string; value: string } | null {
-  const m = LABEL_LINE.exec(line)
+  const m = LABEL_LINE.exec(line) ?? LEADER_LINE.exec(line) ?? columns(line)
   if (!m) return null
   const label = m[1]!.trim()
   if (label.split(/\s+/).length > 8 || slug(label) === '') return null
   return { label, value: m[2]! }
+}
+
+const columns = (line: string) => {
+  const m = COLUMNS_LINE.exec(line)
+  return m && /\d/.test(m[2]!) ? m : null
 }
 
 const cellsOf = (text: string) => text.split(' | ').map((c) => c.trim())

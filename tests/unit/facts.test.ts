@@ -74,5 +74,19 @@ describe('fact mining', () => {
     expect(labelValue('No colon here')).toBeNull()
     expect(labelValue('this sentence is much too long to be a label at all really: yes')).toBeNull()
     expect(labelValue('Time: 12:30')).toEqual({ label: 'Time', value: '12:30' })
+    // Dot leaders and two aligned columns, as printed forms and statements lay them out.
+    expect(labelValue('Total incurred .......... 48,200.00')).toEqual({ label: 'Total incurred', value: '48,200.00' })
+    expect(labelValue('Net premium ··· 1,200 EUR')).toEqual({ label: 'Net premium', value: '1,200 EUR' })
+    expect(labelValue('Annual revenue        1,250,000.00')).toEqual({ label: 'Annual revenue', value: '1,250,000.00' })
+    expect(labelValue('Policy holder\tAcme Holdings')).toBeNull() // no digit: not read as a fact
+    expect(labelValue('We met the   applicant twice')).toBeNull()
+    expect(labelValue('Loss ratio ... 42%')).toEqual({ label: 'Loss ratio', value: '42%' })
+  })
+
+  test('dot leaders and aligned columns give facts that cite their line', () => {
+    const runs = [block('d9', 'loss_run.pdf', 'application/pdf', 'page_text', 'Loss run summary 2024\nTotal incurred .......... 48,200.00\nOpen claims        3', 2)]
+    const index = indexFacts(runs, mineFacts(runs))
+    expect(index.lookup('total_incurred')).toMatchObject({ value: { type: 'number', value: '48200.00' }, quote: 'Total incurred .......... 48,200.00', page: 2 })
+    expect(index.lookup('loss_run.open_claims')).toMatchObject({ value: { type: 'number', value: '3' }, quote: 'Open claims        3' })
   })
 })
