@@ -88,6 +88,11 @@ describe('adapters', () => {
       { kind: 'table_row', text: 'Asset | Value' },
       { kind: 'table_row', text: 'House | 350,000' },
     ])
+    // A Word table's rows carry cells named by its first row.
+    expect(segs(e).filter((x) => x.kind === 'table_row').map((x) => x.cells)).toEqual([
+      [{ column: 'Asset', value: 'Asset' }, { column: 'Value', value: 'Value' }],
+      [{ column: 'Asset', value: 'House' }, { column: 'Value', value: '350,000' }],
+    ])
   })
 
   test('docx that is not a zip package is unreadable', async () => {

@@ -5,6 +5,7 @@
  */
 import { convert, type FormatCallback } from 'html-to-text'
 import { decodeUtf8, requireReadable, tidy, type Adapter, type Segment } from './types'
+import { columnNames } from './xlsx'
 
 // Private-use markers put in front of a block's text to carry its kind through the formatter.
 const HEADING = '\ue000'
@@ -95,7 +96,22 @@ export function htmlSegments(html: string): Segment[] {
       for (const p of clean.split(/\n\s*\n/)) if (tidy(p) !== '') out.push({ kind, text: tidy(p) })
     } else out.push({ kind, text: kind === 'heading' ? clean.replace(/\s*\n\s*/g, ' ') : clean })
   }
-  return out
+  return withCells(out)
+}
+
+/**
+ * Names the cells of each table (a run of consecutive rows) by its first row, as spreadsheets do:
+ * DOCX and HTML tables give `cells` and column facts like a CSV.
+ */
+function withCells(segments: Segment[]): Segment[] {
+  let header: string[] | undefined
+  return segments.map((s) => {
+    if (s.kind !== 'table_row') { header = undefined; return s }
+    const values = s.text.split(' | ').map((v) => v.replace(/\s+/g, ' ').trim())
+    header ??= values
+    const columns = columnNames(header, Math.max(values.length, header.length))
+    return { ...s, cells: values.map((value, i) => ({ column: columns[i]!, value })) }
+  })
 }
 
 /** The HTML adapter. */
