@@ -305,7 +305,7 @@ describe('OCR concurrency is bounded across parser processes', () => {
   afterAll(() => bounded?.stop())
 
   test('two scans in two parser processes take turns for the one OCR slot, and both are read', async () => {
-    const tiff = multiPageTiff([0, 1, 2].map((i) => tiffFrame(textPage([`Schedule page ${i + 1}`, ...STATEMENT]))))
+    const tiff = multiPageTiff([0, 1, 2, 3, 4].map((i) => tiffFrame(textPage([`Schedule page ${i + 1}`, ...STATEMENT]))))
     const docs = await Promise.all(['a.tiff', 'b.tiff'].map((filename) => uploadAndComplete(bounded, k, sc, { filename, contentType: 'image/tiff', bytes: tiff })))
     let maxInUse = 0
     let maxProcesses = 0
@@ -323,7 +323,7 @@ describe('OCR concurrency is bounded across parser processes', () => {
     const settledDocs = await Promise.all(docs.map(({ doc }) => settled(bounded, k, sc, doc.id, 100_000)))
     done = true
     await watch
-    for (const d of settledDocs) expect(d).toMatchObject({ status: 'ready', pages: { total: 3, ocr: 3 } })
+    for (const d of settledDocs) expect(d).toMatchObject({ status: 'ready', pages: { total: 5, ocr: 5 } })
     expect(maxProcesses).toBe(2)
     expect(maxInUse).toBe(1)
     expect(sawWaiting).toBe(true)
