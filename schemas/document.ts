@@ -33,6 +33,7 @@ export const PageSummary = t.Object({
 export const Document = t.Object({
   id: Uuid,
   scenario_id: Uuid,
+  parent_document_id: t.Optional(Uuid),
   filename: t.String(),
   content_type: t.String(),
   size_bytes: t.Integer(),

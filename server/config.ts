@@ -91,6 +91,10 @@ export interface ParseConfig {
   ocrEngine: 'auto' | 'native' | 'wasm'
   /** Pages recognised at once by this process's parser processes together (SVC_OCR_CONCURRENCY; default the CPU count). */
   ocrConcurrency: number
+  /** Attachments kept of one email (SVC_EMAIL_MAX_ATTACHMENTS), their MiB in sum (SVC_EMAIL_MAX_ATTACHMENT_MB), emails inside emails (SVC_EMAIL_MAX_DEPTH). */
+  emailMaxAttachments: number
+  emailMaxAttachmentMb: number
+  emailMaxDepth: number
 }
 
 /** Raised for an invalid environment value; its message is the one line printed at start. */
@@ -249,6 +253,9 @@ export function loadConfig(env: Env = process.env): Config {
       ocrMaxPages: int(env, 'SVC_OCR_MAX_PAGES', 300, 0, 100_000),
       ocrEngine: oneOf(env, 'SVC_OCR_ENGINE', ['auto', 'native', 'wasm'] as const, 'auto'),
       ocrConcurrency: int(env, 'SVC_OCR_CONCURRENCY', availableParallelism(), 1, 256),
+      emailMaxAttachments: int(env, 'SVC_EMAIL_MAX_ATTACHMENTS', 50, 0, 10_000),
+      emailMaxAttachmentMb: int(env, 'SVC_EMAIL_MAX_ATTACHMENT_MB', 50, 1, 5120),
+      emailMaxDepth: int(env, 'SVC_EMAIL_MAX_DEPTH', 3, 1, 20),
     },
   }
 }

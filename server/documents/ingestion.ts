@@ -17,13 +17,14 @@ import { findFileType } from './registry'
 import type { ParseOutcome } from './parsing/extract'
 import { ParseCanceled, type ParseControl } from './parsing/parser-pool'
 import { appendCaseEvent } from '../events/log'
-import { findDocumentById, replaceBlocks, setDocumentStatus, type DocumentRow } from './store'
+import { findDocumentById, insertChildDocuments, replaceBlocks, setDocumentStatus, type ChildDocument, type DocumentRow } from './store'
+import { nestingDepth, storeAttachments } from './attachments'
 
 /** The job kind name (also the task kind of its notifications). */
 export const DOCUMENT_INGESTION = 'document_ingestion'
 
 /** What the parse found, handed from prepare to the handler. */
-export type IngestionOutcome = { kind: 'skip' } | { kind: 'unsupported'; reason?: string } | ParseOutcome
+export type IngestionOutcome = { kind: 'skip' } | { kind: 'unsupported'; reason?: string } | (ParseOutcome & { children?: ChildDocument[] })
 
 /** The payload of an ingestion job. */
 export interface IngestionPayload { documentId: string; generation: number }
@@ -68,7 +69,16 @@ async function parseFollowed(doc: DocumentRow, payload: IngestionPayload, deps: 
       .catch(() => {}) // progress is a courtesy: never fail a parse for it
   }
   try {
-    return await parseDocument(doc, deps, { onProgress, signal: abort.signal })
+    const outcome = await parseDocument(doc, deps, { onProgress, signal: abort.signal })
+    if (outcome.kind !== 'parsed' || !outcome.attachments?.length) return outcome
+    // Attachments: stored now (outside any transaction), inserted with the parent's outcome.
+    const { attachments, ...rest } = outcome
+    const limit = deps.config.parse.emailMaxDepth
+    if ((await nestingDepth(deps.sql, doc, limit)) >= limit) {
+      const note = `${attachments.length} attachment${attachments.length === 1 ? '' : 's'} of an email nested ${limit} deep ${attachments.length === 1 ? 'was' : 'were'} not kept (SVC_EMAIL_MAX_DEPTH)`
+      return { ...rest, degraded: true, notes: [...rest.notes, note] }
+    }
+    return { ...rest, children: await storeAttachments(deps, doc, attachments) }
   } catch (e) {
     if (e instanceof ParseCanceled) return { kind: 'skip' }
     throw e
@@ -110,6 +120,7 @@ export async function applyOutcome(tx: Tx, doc: DocumentRow, outcome: IngestionO
         processed: true,
       })
       await finishTask(tx, { ...base, result: 'succeeded', degraded: outcome.degraded })
+      for (const child of await insertChildDocuments(tx, doc, outcome.children ?? [])) await enqueueIngestion(tx, child)
   }
 }
 
@@ -127,8 +138,8 @@ export function documentIngestionJobKind(): JobKind {
       const payload = job.payload as IngestionPayload
       const doc = await findDocumentById(tx, job.tenantId!, payload.documentId, true)
       if (!current(doc, payload)) return // finished already, or superseded by a reingest
-      const outcome = (job.prepared as IngestionOutcome | undefined) ?? await parseDocument(doc, deps)
-      await applyOutcome(tx, doc, outcome.kind === 'skip' ? await parseDocument(doc, deps) : outcome)
+      const outcome = (job.prepared as IngestionOutcome | undefined) ?? await parseFollowed(doc, payload, deps)
+      await applyOutcome(tx, doc, outcome.kind === 'skip' ? await parseFollowed(doc, payload, deps) : outcome)
     },
     async onGiveUp(tx: Tx, job: ClaimedJob) {
       const payload = job.payload as IngestionPayload

@@ -6,7 +6,7 @@
 import { fileTypeFromBuffer } from 'file-type'
 
 /** The adapters the ingestion job knows. */
-export type AdapterName = 'text' | 'markdown' | 'csv' | 'html' | 'pdf' | 'docx' | 'image' | 'xlsx'
+export type AdapterName = 'text' | 'markdown' | 'csv' | 'html' | 'pdf' | 'docx' | 'image' | 'xlsx' | 'email'
 
 /** One recognised content type. */
 export interface FileType {
@@ -32,6 +32,7 @@ export const FILE_TYPES: readonly FileType[] = [
   { contentType: 'text/markdown', label: 'Markdown', extensions: ['md', 'markdown'], adapter: 'markdown', sniff: 'text' },
   { contentType: 'text/csv', label: 'Comma-separated values', extensions: ['csv'], adapter: 'csv', sniff: 'text' },
   { contentType: 'text/html', label: 'HTML (text only)', extensions: ['html', 'htm'], adapter: 'html', sniff: 'text' },
+  { contentType: 'message/rfc822', label: 'Email message (EML)', extensions: ['eml'], adapter: 'email', sniff: 'text' },
   { contentType: 'application/pdf', label: 'PDF', extensions: ['pdf'], adapter: 'pdf', sniff: ['application/pdf'] },
   {
     contentType: 'application/vnd.openxmlformats-officedocument.wordprocessingml.document',

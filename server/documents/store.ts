@@ -29,6 +29,8 @@ export interface DocumentRow {
   block_count: number | null
   /** Page outcome counts, once processed (documents processed before per-page accounting have none). */
   page_summary: PageSummary | null
+  /** The document this one was found in (an email's attachment), or null. */
+  parent_document_id?: string | null
   error_code: string | null
   error_detail: string | null
   uploaded_at: Date | null
@@ -39,7 +41,29 @@ export interface DocumentRow {
 
 /** The API shape of a document; optional fields are absent when unset. */
 export function renderDocument(row: DocumentRow) {
-  return { id: row.id, scenario_id: row.scenario_id, ...renderUploadedFile(row) }
+  return { id: row.id, scenario_id: row.scenario_id, ...(row.parent_document_id ? { parent_document_id: row.parent_document_id } : {}), ...renderUploadedFile(row) }
+}
+
+/** A document found inside another, ready to be stored: its id is fixed by its parent and position. */
+export interface ChildDocument { id: string; filename: string; contentType: string; size: number; blobKey: string }
+
+/**
+ * Inserts the documents found inside `parent` (in processing, bytes stored and verified) and
+ * returns those that were new: a retried or repeated ingestion of the parent finds them there.
+ */
+export async function insertChildDocuments(tx: Tx, parent: DocumentRow, children: readonly ChildDocument[]): Promise<DocumentRow[]> {
+  const out: DocumentRow[] = []
+  for (const c of children) {
+    const [row] = await tx<DocumentRow[]>`
+      insert into documents (tenant_id, id, scenario_id, filename, content_type, size_bytes, blob_key, bytes_verified, status, ingestion_generation, parent_document_id, uploaded_at)
+      values (${parent.tenant_id}, ${c.id}, ${parent.scenario_id}, ${c.filename}, ${c.contentType}, ${c.size}, ${c.blobKey}, true, 'processing', 1, ${parent.id}, now())
+      on conflict do nothing
+      returning *`
+    if (!row) continue
+    await appendCaseEvent(tx, { tenantId: parent.tenant_id, scenarioId: parent.scenario_id, type: 'document.status', data: { document_id: row.id, status: 'processing', parent_document_id: parent.id } })
+    out.push(row)
+  }
+  return out
 }
 
 /** The fields of an uploaded file (case document or guideline source) as the API shows them. */

@@ -192,6 +192,7 @@ describe('no document loses content silently', () => {
       'image/webp': async () => new Uint8Array(page.toBuffer('image/webp')),
       'image/tiff': async () => multiPageTiff([tiffFrame(page)]),
       'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet': async () => xlsxSample(),
+      'message/rfc822': async () => new TextEncoder().encode('From: broker@example.test\r\nTo: uw@example.test\r\nSubject: Submission\r\n\r\nPlease find the file attached.\r\n'),
     }
     const types = FILE_TYPES.filter((f) => f.adapter)
     expect(types.map((f) => f.contentType).sort()).toEqual(Object.keys(samples).sort())

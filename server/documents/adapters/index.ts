@@ -11,6 +11,7 @@ import { readPdf } from './pdf'
 import { readDocx } from './docx'
 import { readImage } from './image'
 import { readXlsx } from './xlsx'
+import { readEmail } from './email'
 
 export { UnreadableDocument, BLOCK_KINDS, type BlockKind, type Extraction, type Segment, type Adapter } from './types'
 
@@ -24,4 +25,5 @@ export const ADAPTERS: Record<AdapterName, Adapter> = {
   docx: readDocx,
   image: readImage,
   xlsx: readXlsx,
+  email: readEmail,
 }

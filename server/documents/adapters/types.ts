@@ -33,8 +33,13 @@ export type PageOutcome = (typeof PAGE_OUTCOMES)[number]
  */
 export interface ExtractedPage { page: number; segments: Segment[]; outcome?: PageOutcome; reason?: string }
 
+/** A file inside a file (an email's attachment): it becomes a document of the same case. */
+export interface Attachment { filename: string; contentType: string; bytes: Uint8Array }
+
 /** The result of reading one file. */
 export interface Extraction {
+  /** Files it carries, to be ingested as documents of their own (emails' attachments). */
+  attachments?: Attachment[]
   /** Every page of the file, blank ones included, in order. */
   pages: ExtractedPage[]
   /** True when part of the file could not be read (the rest was). */
@@ -51,6 +56,9 @@ export interface ReadLimits {
   maxInflatedBytes: number
   /** Blocks kept; an adapter may stop reading once it has this many (a sheet of a million rows). */
   maxBlocks?: number
+  /** Attachments kept of one email, and their bytes in sum (SVC_EMAIL_MAX_ATTACHMENTS, SVC_EMAIL_MAX_ATTACHMENT_MB). */
+  maxAttachments?: number
+  maxAttachmentBytes?: number
 }
 
 /** The defaults of SVC_PARSE_MAX_PAGES and SVC_PARSE_MAX_INFLATED_MB. */

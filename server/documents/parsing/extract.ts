@@ -8,7 +8,7 @@ import type { AdapterName } from '../registry'
 import { toBlocks, type Block } from '../blocks'
 import { summarisePages, unreadableDetail, type PageSummary } from './pages'
 import type { OcrLimits } from '../ocr/engine'
-import type { OcrEngine } from '../adapters/types'
+import type { Attachment, OcrEngine } from '../adapters/types'
 
 /** The limits of one document's parse (SVC_PARSE_MAX_*, SVC_OCR_*). */
 export interface DocumentLimits {
@@ -18,13 +18,15 @@ export interface DocumentLimits {
   maxChars: number
   /** The parse's wall-clock limit: OCR stops early enough to hand back what it read. */
   timeoutMs: number
+  maxAttachments: number
+  maxAttachmentBytes: number
   ocr: OcrLimits
 }
 
 /** What a parse found: blocks (maybe degraded, with content-free notes), or why nothing could be read. */
 export type ParseOutcome =
   | { kind: 'unreadable'; reason: string; pages?: PageSummary }
-  | { kind: 'parsed'; blocks: Block[]; pageCount: number; degraded: boolean; notes: string[]; pages: PageSummary }
+  | { kind: 'parsed'; blocks: Block[]; pageCount: number; degraded: boolean; notes: string[]; pages: PageSummary; attachments?: Attachment[] }
 
 /**
  * Keeps the leading segments of an extraction within the block and character limits (before the
@@ -57,7 +59,7 @@ export function withinBlockLimits(extraction: Extraction, limits: Pick<DocumentL
 export async function extractDocument(documentId: string, type: { adapter: AdapterName; label: string }, bytes: Uint8Array, limits: DocumentLimits, ocr?: OcrEngine, onPage?: (page: number, pages: number) => void): Promise<ParseOutcome> {
   const { adapter, label } = type
   try {
-    const read = await ADAPTERS[adapter](bytes, { maxPages: limits.maxPages, maxInflatedBytes: limits.maxInflatedBytes, maxBlocks: limits.maxBlocks, ocr, onPage })
+    const read = await ADAPTERS[adapter](bytes, { maxPages: limits.maxPages, maxInflatedBytes: limits.maxInflatedBytes, maxBlocks: limits.maxBlocks, maxAttachments: limits.maxAttachments, maxAttachmentBytes: limits.maxAttachmentBytes, ocr, onPage })
     const { extraction, note } = withinBlockLimits(read, limits)
     const pages = summarisePages(extraction)
     const unreadable = unreadableDetail(extraction)
@@ -65,7 +67,10 @@ export async function extractDocument(documentId: string, type: { adapter: Adapt
     const blocks = toBlocks(documentId, extraction)
     // Content but no text is never `ready`: every page that was not blank was unreadable.
     if (blocks.length === 0 && pages.unreadable > 0) return { kind: 'unreadable', reason: notes.join('; '), pages }
-    return { kind: 'parsed', blocks, pageCount: extraction.pages.length, degraded: extraction.degraded || pages.unreadable > 0 || note !== undefined, notes, pages }
+    return {
+      kind: 'parsed', blocks, pageCount: extraction.pages.length, degraded: extraction.degraded || pages.unreadable > 0 || note !== undefined, notes, pages,
+      ...(read.attachments?.length ? { attachments: read.attachments } : {}),
+    }
   } catch (e) {
     if (e instanceof UnreadableDocument) return { kind: 'unreadable', reason: e.reason }
     // A parser library that throws on odd input: the bytes will not read better on a retry.

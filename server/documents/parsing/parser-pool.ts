@@ -139,6 +139,8 @@ export function createParserPool(config: ParseConfig, log: (level: 'info' | 'war
     maxBlocks: config.maxBlocks,
     maxChars: config.maxChars,
     timeoutMs: config.timeoutMs,
+    maxAttachments: config.emailMaxAttachments,
+    maxAttachmentBytes: config.emailMaxAttachmentMb * 1_048_576,
     ocr: { maxPixels: config.ocrMaxPixels, pageTimeoutMs: config.ocrPageTimeoutMs, maxPages: config.ocrMaxPages, engine: config.ocrEngine },
   }
   const memoryLimit = config.memoryMb * 1_048_576
@@ -249,15 +251,25 @@ export function createParserPool(config: ParseConfig, log: (level: 'info' | 'war
   const runOn = async (child: Child, documentId: string, type: ParseRequest['type'], bytes: Uint8Array, control: ParseControl): Promise<ParseOutcome> => {
     const id = nextId++
     const bytesPath = join(spoolDir(), `${id}.bin`)
+    const attachmentsDir = join(spoolDir(), `${id}-attachments`)
     try {
       await writeFile(bytesPath, bytes, { mode: 0o600 })
-      return await parseOn(child, id, documentId, type, bytesPath, control)
+      mkdirSync(attachmentsDir, { mode: 0o700 })
+      const outcome = await parseOn(child, id, documentId, type, bytesPath, attachmentsDir, control)
+      if (outcome.kind === 'parsed' && outcome.attachments) {
+        outcome.attachments = await Promise.all(outcome.attachments.map(async (a) => {
+          const { path, ...rest } = a as typeof a & { path: string }
+          return { ...rest, bytes: await Bun.file(path).bytes() }
+        }))
+      }
+      return outcome
     } finally {
       await rm(bytesPath, { force: true })
+      await rm(attachmentsDir, { recursive: true, force: true })
     }
   }
 
-  const parseOn = (child: Child, id: number, documentId: string, type: ParseRequest['type'], bytesPath: string, control: ParseControl): Promise<ParseOutcome> =>
+  const parseOn = (child: Child, id: number, documentId: string, type: ParseRequest['type'], bytesPath: string, attachmentsDir: string, control: ParseControl): Promise<ParseOutcome> =>
     new Promise((resolve, reject) => {
       const started = performance.now()
       let peak = 0
@@ -303,7 +315,7 @@ export function createParserPool(config: ParseConfig, log: (level: 'info' | 'war
         },
       }
       try {
-        child.proc.send({ id, documentId, type, bytesPath, limits } satisfies ParseRequest)
+        child.proc.send({ id, documentId, type, bytesPath, attachmentsDir, limits } satisfies ParseRequest)
       } catch (e) {
         child.current.settle({ exit: `send failed: ${(e as Error).message}` })
       }

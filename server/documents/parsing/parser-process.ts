@@ -16,6 +16,8 @@ export interface ParseRequest {
   documentId: string
   type: { adapter: AdapterName; label: string }
   bytesPath: string
+  /** Where the parse writes the files it found inside the document (an email's attachments). */
+  attachmentsDir: string
   limits: DocumentLimits
 }
 
@@ -61,7 +63,16 @@ export function serveParseRequests(): void {
         last = now
         process.send!({ id: request.id, progress: { page, pages } } satisfies ParseReply)
       }
-      reply = { id: request.id, outcome: await extractDocument(request.documentId, request.type, bytes, request.limits, ocr, onPage) }
+      const outcome = await extractDocument(request.documentId, request.type, bytes, request.limits, ocr, onPage)
+      // Attachments travel as files (a channel message of megabytes would stall the service's event loop).
+      if (outcome.kind === 'parsed' && outcome.attachments) {
+        outcome.attachments = await Promise.all(outcome.attachments.map(async (a, i) => {
+          const path = `${request.attachmentsDir}/${i}.bin`
+          await Bun.write(path, a.bytes)
+          return { filename: a.filename, contentType: a.contentType, bytes: new Uint8Array(0), path } as typeof a
+        }))
+      }
+      reply = { id: request.id, outcome }
     } catch (e) {
       reply = { id: request.id, error: String((e as Error)?.message ?? e).slice(0, 200) }
     }

@@ -1,0 +1,48 @@
+/**
+ * Files found inside a document (an email's attachments) become documents of the same case: their
+ * bytes are stored under ids fixed by the parent and their position (so a retried or repeated
+ * ingestion stores and inserts nothing twice), their type is taken from the registry by media type
+ * or extension, and an email nested past SVC_EMAIL_MAX_DEPTH keeps its attachments to itself.
+ */
+import type { Tx } from '../db/connect'
+import type { AppDeps } from '../deps'
+import type { Attachment } from './adapters/types'
+import { documentKeyPrefix } from '../storage/blob-store'
+import { FILE_TYPES, findFileType } from './registry'
+import { findDocumentById, type ChildDocument, type DocumentRow } from './store'
+
+/** How many documents `doc` is nested in (0 for an upload). */
+export async function nestingDepth(sql: Tx, doc: Pick<DocumentRow, 'tenant_id' | 'parent_document_id'>, limit: number): Promise<number> {
+  let depth = 0
+  let parent = doc.parent_document_id ?? null
+  while (parent && depth <= limit) {
+    depth++
+    parent = (await findDocumentById(sql, doc.tenant_id, parent))?.parent_document_id ?? null
+  }
+  return depth
+}
+
+/** An attachment's content type as the registry knows it: by its media type, else its extension. */
+export function attachmentType(a: Pick<Attachment, 'contentType' | 'filename'>): string {
+  const known = findFileType(a.contentType)
+  if (known) return known.contentType
+  const ext = /\.([A-Za-z0-9]{1,8})$/.exec(a.filename)?.[1]?.toLowerCase()
+  const byExtension = ext ? FILE_TYPES.find((f) => f.extensions.includes(ext)) : undefined
+  return byExtension?.contentType ?? a.contentType.split(';')[0]!.trim().toLowerCase()
+}
+
+/** A stored file name: no path separators or control characters, at most 255 characters. */
+const safeName = (name: string) => name.replace(/[\/\\\u0000-\u001f\u007f]/g, '_').slice(0, 255) || 'attachment'
+
+/** Stores a parent's attachments (outside any transaction) and returns the documents to insert. */
+export async function storeAttachments(deps: Pick<AppDeps, 'blobs'>, parent: Pick<DocumentRow, 'tenant_id' | 'id'>, attachments: readonly Attachment[]): Promise<ChildDocument[]> {
+  const children: ChildDocument[] = []
+  for (const [i, a] of attachments.entries()) {
+    const id = Bun.randomUUIDv5(`attachment:${i}`, parent.id)
+    const contentType = attachmentType(a)
+    const blobKey = documentKeyPrefix(parent.tenant_id, id)
+    await deps.blobs.put(blobKey, a.bytes, { contentType, size: a.bytes.byteLength })
+    children.push({ id, filename: safeName(a.filename), contentType, size: a.bytes.byteLength, blobKey })
+  }
+  return children
+}
