@@ -6,6 +6,7 @@
 import { getDocumentProxy, getResolvedPDFJS } from 'unpdf'
 import { DEFAULT_READ_LIMITS, tidy, UnreadableDocument, type Adapter, type ExtractedPage, type Segment } from './types'
 import { assertPdfStreamsWithin } from './pdf-bounds'
+import { pageWithTables, type PositionedItem } from './pdf-tables'
 
 /** The longest page_text block; longer page text is cut at line ends. */
 export const MAX_PAGE_BLOCK_CHARS = 2000
@@ -75,7 +76,7 @@ export const readPdf: Adapter = async (bytes, options = DEFAULT_READ_LIMITS) => 
       try {
         const content = await page.getTextContent()
         const text = (content.items as TextItem[]).map((i) => (i.str ?? '') + (i.hasEOL ? '\n' : '')).join('')
-        const segments = pageBlocks(text)
+        const segments = pageWithTables(content.items as PositionedItem[], pageBlocks) ?? pageBlocks(text)
         if (text.replace(/\s/g, '').length >= NEAR_EMPTY_CHARS || !(await paintsImage(page))) {
           pages.push({ page: n, segments })
         } else if (!options.ocr) {
