@@ -6,7 +6,7 @@
 import { fileTypeFromBuffer } from 'file-type'
 
 /** The adapters the ingestion job knows. */
-export type AdapterName = 'text' | 'markdown' | 'csv' | 'html' | 'pdf' | 'docx' | 'image' | 'xlsx' | 'email'
+export type AdapterName = 'text' | 'markdown' | 'csv' | 'html' | 'pdf' | 'docx' | 'image' | 'xlsx' | 'email' | 'msg'
 
 /** One recognised content type. */
 export interface FileType {
@@ -57,7 +57,7 @@ export const FILE_TYPES: readonly FileType[] = [
     unsupportedReason: 'XLS (Excel 97-2003) is not read: no maintained reader without known vulnerabilities is available; save the workbook as XLSX',
   },
   { contentType: 'application/msword', label: 'Word 97-2003 document (DOC)', extensions: ['doc'], sniff: [OLE, 'application/msword'] },
-  { contentType: 'application/vnd.ms-outlook', label: 'Outlook message (MSG)', extensions: ['msg'], sniff: [OLE, 'application/vnd.ms-outlook'] },
+  { contentType: 'application/vnd.ms-outlook', label: 'Outlook message (MSG)', extensions: ['msg'], adapter: 'msg', sniff: [OLE, 'application/vnd.ms-outlook'] },
 ]
 
 const byType = new Map(FILE_TYPES.map((f) => [f.contentType, f]))

@@ -9,6 +9,7 @@ import MailComposer from 'nodemailer/lib/mail-composer/index.js'
 import { call, startApp, type TestApp } from '../helpers/app'
 import { allBlocks, pdfSample, settled, uploadAndComplete, type Bytes } from '../helpers/samples'
 import { evaluationEnded, publishedSet } from '../helpers/underwriting-pack'
+import { outlookMessage } from '../helpers/msg'
 
 setDefaultTimeout(120_000)
 
@@ -103,5 +104,26 @@ describe('EML', () => {
     expect(docs.map((d) => d.filename).sort()).toEqual(['level1.eml', 'level2.eml', 'level3.eml'])
     const third = docs.find((d) => d.filename === 'level3.eml')!
     expect(third).toMatchObject({ status: 'ready_degraded', error_detail: '1 attachment of an email nested 2 deep was not kept (SVC_EMAIL_MAX_DEPTH)' })
+  })
+
+  test('an Outlook message (MSG): the same blocks as an EML, its PDF attachment a linked document read like any PDF', async () => {
+    const sc = (await call(app.url, 'POST', '/v1/scenarios', { token: key, body: { name: 'Outlook submission' } })).body.id
+    const msg = outlookMessage({
+      subject: 'Submission: Beta Bakery', from: { name: 'Broker', email: 'broker@example.test' }, to: { name: 'Underwriting', email: 'uw@example.test' },
+      body: 'Application attached.\r\n\r\nRegards',
+      attachments: [{ filename: 'schedule.pdf', contentType: 'application/pdf', content: await pdfSample([['Schedule of values', 'Total insured value: 2,400,000.00']]) }],
+    })
+    const { doc } = await uploadAndComplete(app, key, sc, { filename: 'submission.msg', contentType: 'application/vnd.ms-outlook', bytes: msg })
+    expect((await settled(app, key, sc, doc.id)).status).toBe('ready')
+    expect((await allBlocks(app, key, sc, doc.id)).map((b) => [b.kind, b.text])).toEqual([
+      ['heading', 'Submission: Beta Bakery'],
+      ['paragraph', 'From: Broker <broker@example.test>\nTo: Underwriting <uw@example.test>\nSubject: Submission: Beta Bakery'],
+      ['paragraph', 'Application attached.'],
+      ['paragraph', 'Regards'],
+    ])
+    const docs = await allSettled(sc, 2)
+    const pdf = docs.find((d) => d.filename === 'schedule.pdf')!
+    expect(pdf).toMatchObject({ parent_document_id: doc.id, content_type: 'application/pdf', status: 'ready' })
+    expect((await allBlocks(app, key, sc, pdf.id)).map((b) => b.text)).toEqual(['Schedule of values\nTotal insured value: 2,400,000.00'])
   })
 })

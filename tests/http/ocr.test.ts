@@ -13,6 +13,7 @@ import { blankPage, hugeWhitePng, imageOnlyPdf, multiPageTiff, noisePage, phoneP
 import { evaluationEnded, publishedSet } from '../helpers/underwriting-pack'
 import { FILE_TYPES } from '../../server/documents/registry'
 import { nativeTesseract } from '../../server/documents/ocr/native'
+import { outlookMessage } from '../helpers/msg'
 
 setDefaultTimeout(120_000)
 
@@ -192,6 +193,7 @@ describe('no document loses content silently', () => {
       'image/webp': async () => new Uint8Array(page.toBuffer('image/webp')),
       'image/tiff': async () => multiPageTiff([tiffFrame(page)]),
       'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet': async () => xlsxSample(),
+      'application/vnd.ms-outlook': async () => outlookMessage({ subject: 'Submission', from: { name: 'Broker', email: 'broker@example.test' }, to: { name: 'UW', email: 'uw@example.test' }, body: 'Please find the file attached.' }),
       'message/rfc822': async () => new TextEncoder().encode('From: broker@example.test\r\nTo: uw@example.test\r\nSubject: Submission\r\n\r\nPlease find the file attached.\r\n'),
     }
     const types = FILE_TYPES.filter((f) => f.adapter)

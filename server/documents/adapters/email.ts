@@ -13,7 +13,42 @@ import { DEFAULT_READ_LIMITS, paragraphs, UnreadableDocument, type Adapter, type
 const address = (a: { name?: string; address?: string; group?: { name?: string; address?: string }[] } | undefined): string =>
   !a ? '' : a.group ? a.group.map(address).join(', ') : a.name && a.address ? `${a.name} <${a.address}>` : a.address ?? a.name ?? ''
 
-/** The email adapter. */
+/** What both email formats give: the headers that matter and the body. */
+export interface Message { subject?: string; from?: string; to?: string; cc?: string; date?: string; text?: string; html?: string }
+
+/** A message as blocks: the subject as a heading, the headers as `Label: value` lines, the body. */
+export function messageSegments(m: Message): Segment[] {
+  const date = m.date ? (Number.isNaN(Date.parse(m.date)) ? m.date : new Date(m.date).toISOString()) : ''
+  const headers = [['From', m.from ?? ''], ['To', m.to ?? ''], ['Cc', m.cc ?? ''], ['Date', date], ['Subject', m.subject ?? '']].filter(([, v]) => v !== '')
+  const segments: Segment[] = []
+  if (m.subject) segments.push({ kind: 'heading', text: m.subject })
+  if (headers.length) segments.push({ kind: 'paragraph', text: headers.map(([k, v]) => `${k}: ${v}`).join('\n') })
+  if (m.text?.trim()) segments.push(...paragraphs(m.text))
+  else if (m.html?.trim()) segments.push(...htmlSegments(m.html))
+  return segments
+}
+
+/** The attachments kept within the count and byte limits, and notes naming what was left out. */
+export function keepAttachments(found: Attachment[], options: { maxAttachments?: number; maxAttachmentBytes?: number }): { attachments: Attachment[]; notes: string[] } {
+  const maxCount = options.maxAttachments ?? 50
+  const maxBytes = options.maxAttachmentBytes ?? 50 * 1_048_576
+  const attachments: Attachment[] = []
+  let total = 0
+  let skippedCount = 0
+  let skippedBytes = 0
+  for (const a of found) {
+    if (attachments.length >= maxCount) { skippedCount++; continue }
+    if (total + a.bytes.byteLength > maxBytes) { skippedBytes++; continue }
+    total += a.bytes.byteLength
+    attachments.push(a)
+  }
+  const notes: string[] = []
+  if (skippedCount > 0) notes.push(`${skippedCount} attachment${skippedCount === 1 ? '' : 's'} after the first ${maxCount} ${skippedCount === 1 ? 'was' : 'were'} not kept (SVC_EMAIL_MAX_ATTACHMENTS)`)
+  if (skippedBytes > 0) notes.push(`${skippedBytes} attachment${skippedBytes === 1 ? '' : 's'} past ${Math.round(maxBytes / 1_048_576)} MiB of attachments ${skippedBytes === 1 ? 'was' : 'were'} not kept (SVC_EMAIL_MAX_ATTACHMENT_MB)`)
+  return { attachments, notes }
+}
+
+/** The EML adapter. */
 export const readEmail: Adapter = async (bytes, options = DEFAULT_READ_LIMITS) => {
   let email: Awaited<ReturnType<typeof PostalMime.parse>>
   try {
@@ -22,38 +57,19 @@ export const readEmail: Adapter = async (bytes, options = DEFAULT_READ_LIMITS) =
   } catch {
     throw new UnreadableDocument('the email could not be parsed')
   }
-  const headers = [
-    ['From', address(email.from as never)],
-    ['To', (email.to ?? []).map((a) => address(a as never)).join(', ')],
-    ['Cc', (email.cc ?? []).map((a) => address(a as never)).join(', ')],
-    ['Date', email.date ? (Number.isNaN(Date.parse(email.date)) ? email.date : new Date(email.date).toISOString()) : ''],
-    ['Subject', email.subject ?? ''],
-  ].filter(([, v]) => v !== '')
-  const segments: Segment[] = []
-  if (email.subject) segments.push({ kind: 'heading', text: email.subject })
-  if (headers.length) segments.push({ kind: 'paragraph', text: headers.map(([k, v]) => `${k}: ${v}`).join('\n') })
-  if (email.text?.trim()) segments.push(...paragraphs(email.text))
-  else if (email.html?.trim()) segments.push(...htmlSegments(email.html))
-
-  const notes: string[] = []
-  const attachments: Attachment[] = []
-  const maxCount = options.maxAttachments ?? 50
-  const maxBytes = options.maxAttachmentBytes ?? 50 * 1_048_576
-  let total = 0
-  let skippedCount = 0
-  let skippedBytes = 0
-  for (const [i, a] of (email.attachments ?? []).entries()) {
-    const content = new Uint8Array(a.content as ArrayBuffer)
-    if (attachments.length >= maxCount) { skippedCount++; continue }
-    if (total + content.byteLength > maxBytes) { skippedBytes++; continue }
-    total += content.byteLength
-    attachments.push({
-      filename: (a.filename ?? '').trim() || `attachment-${i + 1}`,
-      contentType: (a.mimeType || 'application/octet-stream').toLowerCase(),
-      bytes: content,
-    })
-  }
-  if (skippedCount > 0) notes.push(`${skippedCount} attachment${skippedCount === 1 ? '' : 's'} after the first ${maxCount} ${skippedCount === 1 ? 'was' : 'were'} not kept (SVC_EMAIL_MAX_ATTACHMENTS)`)
-  if (skippedBytes > 0) notes.push(`${skippedBytes} attachment${skippedBytes === 1 ? '' : 's'} past ${Math.round(maxBytes / 1_048_576)} MiB of attachments ${skippedBytes === 1 ? 'was' : 'were'} not kept (SVC_EMAIL_MAX_ATTACHMENT_MB)`)
+  const segments = messageSegments({
+    subject: email.subject,
+    from: address(email.from as never),
+    to: (email.to ?? []).map((a) => address(a as never)).join(', '),
+    cc: (email.cc ?? []).map((a) => address(a as never)).join(', '),
+    date: email.date,
+    text: email.text,
+    html: email.html,
+  })
+  const { attachments, notes } = keepAttachments((email.attachments ?? []).map((a, i) => ({
+    filename: (a.filename ?? '').trim() || `attachment-${i + 1}`,
+    contentType: (a.mimeType || 'application/octet-stream').toLowerCase(),
+    bytes: new Uint8Array(a.content as ArrayBuffer),
+  })), options)
   return { pages: [{ page: 1, segments }], degraded: notes.length > 0, notes, attachments }
 }

@@ -12,6 +12,7 @@ import { readDocx } from './docx'
 import { readImage } from './image'
 import { readXlsx } from './xlsx'
 import { readEmail } from './email'
+import { readMsg } from './msg'
 
 export { UnreadableDocument, BLOCK_KINDS, type BlockKind, type Extraction, type Segment, type Adapter } from './types'
 
@@ -26,4 +27,5 @@ export const ADAPTERS: Record<AdapterName, Adapter> = {
   image: readImage,
   xlsx: readXlsx,
   email: readEmail,
+  msg: readMsg,
 }
