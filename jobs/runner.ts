@@ -21,6 +21,7 @@ import type { ClaimedJob, JobKind } from './types'
 import { JOB_KINDS } from './handlers'
 import { jobBackoffMs } from './backoff'
 import { armMaintenance } from './maintenance'
+import { JOBS_CHANNEL } from './queue'
 
 /** Options of a runner; unset ones come from the configuration (SVC_JOB_*). */
 export interface RunnerOptions {
@@ -271,6 +272,14 @@ export function startRunner(deps: AppDeps, opts: RunnerOptions = {}): Runner {
   }
 
   let claimFailures = 0
+  // On PostgreSQL a committed job wakes the runner at once (NOTIFY at commit); polling remains the
+  // fallback. The embedded database is one session and keeps no connection free to listen on.
+  let unlisten: (() => Promise<void>) | undefined
+  if (deps.config.databaseUrl) {
+    deps.sql.listen(JOBS_CHANNEL, () => wake())
+      .then((l) => { unlisten = l.unlisten; if (stopping) void l.unlisten().catch(() => {}) })
+      .catch((e) => engine.log('warn', 'job notifications unavailable; polling only', { error: String((e as Error)?.message ?? e) }))
+  }
   const loop = (async () => {
     await armMaintenance(deps.sql).catch((e) => engine.log('warn', 'could not arm the maintenance job', { error: String((e as Error)?.message ?? e) }))
     while (!stopping) {
@@ -308,6 +317,7 @@ export function startRunner(deps: AppDeps, opts: RunnerOptions = {}): Runner {
       if (stopping) return loop
       stopping = true
       wake()
+      await unlisten?.().catch(() => {})
       await loop
       // Prefetched jobs never started: hand them back at once.
       await engine.release(engine.queued.splice(0).map((j) => j.id)).catch(() => 0)

@@ -52,6 +52,7 @@ async function start() {
   if (server) log('info', 'listening', { url: `http://${config.host}:${server.server!.port}`, database: db.embedded ? 'embedded' : 'postgresql' })
   else log('info', 'worker started', { database: db.embedded ? 'embedded' : 'postgresql' })
   const runner = startRunner(deps, { log })
+  deps.parser.warm()
   log('info', 'job runner started', { worker_id: runner.workerId, concurrency: config.jobConcurrency })
 
   const shutdown = async (signal: string) => {

@@ -87,20 +87,28 @@ let exitCode = 0
 try {
   const scenario = (await api('POST', '/v1/scenarios', { name: 'Bench case' })).body.id as string
 
-  // ---- 1b. end to end ----
-  const start = await api('POST', `/v1/scenarios/${scenario}/documents`, { filename: 'long.pdf', content_type: 'application/pdf', size_bytes: pdf.byteLength })
-  const put = new URL(start.body.upload.url)
-  await fetch(`${svc.url}${put.pathname}${put.search}`, { method: 'PUT', headers: start.body.upload.headers, body: pdf })
-  const t0 = now()
-  const done = await api('POST', `/v1/scenarios/${scenario}/documents/${start.body.id}/complete`, {})
-  if (done.status !== 202) throw new Error(`complete: ${done.status}`)
-  let doc: any
-  do {
-    await Bun.sleep(10)
-    doc = (await api('GET', `/v1/scenarios/${scenario}/documents/${start.body.id}`)).body
-  } while (doc.status === 'processing')
-  const e2e = now() - t0
-  console.log(`end to end: complete -> ${doc.status} in ${ms(e2e)} (${doc.page_count} pages, ${doc.block_count} blocks; includes the job runner's claim poll) = ${(PAGES / (e2e / 1000)).toFixed(0)} pages/s`)
+  // ---- 1b. end to end: the first document (a parser process meets pdf.js for the first time), then warm ones ----
+  const endToEnd = async () => {
+    const start = await api('POST', `/v1/scenarios/${scenario}/documents`, { filename: 'long.pdf', content_type: 'application/pdf', size_bytes: pdf.byteLength })
+    const put = new URL(start.body.upload.url)
+    await fetch(`${svc.url}${put.pathname}${put.search}`, { method: 'PUT', headers: start.body.upload.headers, body: pdf })
+    const t0 = now()
+    const done = await api('POST', `/v1/scenarios/${scenario}/documents/${start.body.id}/complete`, {})
+    if (done.status !== 202) throw new Error(`complete: ${done.status}`)
+    let doc: any
+    do {
+      await Bun.sleep(5)
+      doc = (await api('GET', `/v1/scenarios/${scenario}/documents/${start.body.id}`)).body
+    } while (doc.status === 'processing')
+    return { ms: now() - t0, doc }
+  }
+  const first = await endToEnd()
+  console.log(`end to end, first document: complete -> ${first.doc.status} in ${ms(first.ms)} = ${(PAGES / (first.ms / 1000)).toFixed(0)} pages/s`)
+  const warm: number[] = []
+  for (let i = 0; i < 5; i++) warm.push((await endToEnd()).ms)
+  warm.sort((a, b) => a - b)
+  const e2e = warm[2]!
+  console.log(`end to end, warm: median ${ms(e2e)} (${PAGES} pages; complete, job claim on NOTIFY or poll, parse in a parser process, blocks written, status) = ${(PAGES / (e2e / 1000)).toFixed(0)} pages/s, ${(median / e2e).toFixed(2)} of the adapter alone`)
 
   // ---- 2. 1,000 concurrent streams ----
   // The events come from a second process; the embedded database belongs to the service process alone.

@@ -54,6 +54,8 @@ export interface DocumentParser {
   stats(): { processes: number; busy: number; queued: number; ocrInUse: number; ocrWaiting: number }
   /** The last parses, newest last. */
   recent(): readonly ParseRecord[]
+  /** Starts one parser process ahead of the first document (the service does at start). */
+  warm(): void
   /** Kills every parser process and refuses what waits. */
   close(): Promise<void>
 }
@@ -232,7 +234,8 @@ export function createParserPool(config: ParseConfig, log: (level: 'info' | 'war
     emptyScratch(child)
     const rss = residentBytes(child.proc.pid) ?? 0
     if (child.parses >= PARSES_PER_CHILD || rss > memoryLimit / 2) retire(child)
-    else child.idleTimer = setTimeout(() => { if (!child.busy) retire(child) }, IDLE_EXIT_MS)
+    // Idle processes go after a while, but one stays ready for the next document.
+    else child.idleTimer = setTimeout(() => { if (!child.busy && children.size > 1) retire(child) }, IDLE_EXIT_MS)
     dispatch()
   }
 
@@ -345,6 +348,9 @@ export function createParserPool(config: ParseConfig, log: (level: 'info' | 'war
     },
     stats: () => ({ processes: children.size, busy: [...children].filter((c) => c.busy).length, queued: waiting.length, ocrInUse, ocrWaiting: ocrWaiting.length }),
     recent: () => records,
+    warm() {
+      if (!closed && children.size === 0) spawn()
+    },
     async close() {
       closed = true
       for (const w of waiting.splice(0)) w.fail(new Error('the parser pool is closed'))

@@ -4,7 +4,8 @@
  * its memory and time from outside and kills it on a breach. It exits when its parent goes away.
  */
 import { extractDocument, type DocumentLimits, type ParseOutcome } from './extract'
-import { OcrRecognizer } from '../ocr/engine'
+import type { OcrRecognizer, DocumentOcr } from '../ocr/engine'
+import type { OcrEngine, RenderablePdf } from '../adapters/types'
 import type { AdapterName } from '../registry'
 
 /**
@@ -53,9 +54,18 @@ export function serveParseRequests(): void {
     try {
       const started = Date.now()
       const bytes = await Bun.file(request.bytesPath).bytes()
-      recognizer ??= new OcrRecognizer(request.limits.ocr, slot)
       // OCR stops at 80% of the parse's time limit, so what it read is handed back before the kill.
-      const ocr = recognizer.forDocument(started + request.limits.timeoutMs * 0.8)
+      // The engine (Tesseract, a canvas) is loaded only when a page needs it.
+      let documentOcr: DocumentOcr | undefined
+      const engine = async () => {
+        recognizer ??= new (await import('../ocr/engine')).OcrRecognizer(request.limits.ocr, slot)
+        return (documentOcr ??= recognizer.forDocument(started + request.limits.timeoutMs * 0.8))
+      }
+      const ocr: OcrEngine = {
+        maxPixels: request.limits.ocr.maxPixels,
+        image: async (b) => (await engine()).image(b),
+        pdfPage: async (pdf: RenderablePdf, n: number) => (await engine()).pdfPage(pdf, n),
+      }
       let last = 0
       const onPage = (page: number, pages: number) => {
         const now = Date.now()
