@@ -272,14 +272,11 @@ export function startRunner(deps: AppDeps, opts: RunnerOptions = {}): Runner {
   }
 
   let claimFailures = 0
-  // On PostgreSQL a committed job wakes the runner at once (NOTIFY at commit); polling remains the
-  // fallback. The embedded database is one session and keeps no connection free to listen on.
+  // A committed job wakes the runner at once (NOTIFY at commit); polling remains the fallback.
   let unlisten: (() => Promise<void>) | undefined
-  if (deps.config.databaseUrl) {
-    deps.sql.listen(JOBS_CHANNEL, () => wake())
-      .then((l) => { unlisten = l.unlisten; if (stopping) void l.unlisten().catch(() => {}) })
-      .catch((e) => engine.log('warn', 'job notifications unavailable; polling only', { error: String((e as Error)?.message ?? e) }))
-  }
+  deps.listen(JOBS_CHANNEL, () => wake())
+    .then((u) => { unlisten = u; if (stopping) void u().catch(() => {}) })
+    .catch((e) => engine.log('warn', 'job notifications unavailable; polling only', { error: String((e as Error)?.message ?? e) }))
   const loop = (async () => {
     await armMaintenance(deps.sql).catch((e) => engine.log('warn', 'could not arm the maintenance job', { error: String((e as Error)?.message ?? e) }))
     while (!stopping) {

@@ -29,4 +29,6 @@ export interface AppDeps {
   events: CaseEvents
   /** Document parsing in isolated, bounded processes; close() on drain. */
   parser: DocumentParser
+  /** Listens for a NOTIFY channel (the job runner wakes on committed jobs). */
+  listen: (channel: string, fn: () => void) => Promise<() => Promise<void>>
 }

@@ -37,6 +37,7 @@ export function wireDeps(config: Config, db: Database, draining: () => boolean =
     draining,
     blobs: createBlobStore(config, secretKey),
     events: createCaseEvents({ sql: db.sql, embedded: db.embedded }),
+    listen: (channel, fn) => db.listen(channel, fn),
     parser: createParserPool(config.parse, (level, message, extra = {}) =>
       console.log(JSON.stringify({ level, time: new Date().toISOString(), message, ...extra }))),
   }

@@ -15,6 +15,8 @@ export type Tx = postgres.TransactionSql<{}> | Sql
 export interface Database {
   sql: Sql
   embedded: boolean
+  /** Calls `fn` on each NOTIFY of `channel` (PostgreSQL: a LISTEN connection; embedded: PGlite's own); resolves with the unlisten. */
+  listen(channel: string, fn: () => void): Promise<() => Promise<void>>
   close(): Promise<void>
 }
 
@@ -56,7 +58,12 @@ export async function openDatabase(opts: { databaseUrl?: string; dataDir: string
     // counted across all connections, to 20 s, so a few seconds of outage left queries queued
     // (and requests hanging) for many seconds after the database was back.
     const sql = postgresClient(opts.databaseUrl, { ...clientOptions, max: opts.max ?? 10, idle_timeout: 30, connect_timeout: 5, backoff: (retries: number) => Math.min(0.01 * 2 ** retries, 0.1) })
-    return { sql, embedded: false, close: () => sql.end({ timeout: 5 }) }
+    return {
+      sql,
+      embedded: false,
+      listen: async (channel, fn) => (await sql.listen(channel, fn)).unlisten,
+      close: () => sql.end({ timeout: 5 }),
+    }
   }
   return openEmbedded(opts.dataDir)
 }
@@ -99,6 +106,9 @@ async function openEmbedded(dataDir: string): Promise<Database> {
   return {
     sql,
     embedded: true,
+    // PGlite's own listeners do not see NOTIFYs sent through the socket server's session, and a
+    // LISTEN there would reach the one client connection: the embedded runner polls instead.
+    listen: async () => async () => {},
     async close() {
       await sql.end({ timeout: 5 })
       await server.stop()
