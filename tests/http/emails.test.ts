@@ -125,5 +125,13 @@ describe('EML', () => {
     const pdf = docs.find((d) => d.filename === 'schedule.pdf')!
     expect(pdf).toMatchObject({ parent_document_id: doc.id, content_type: 'application/pdf', status: 'ready' })
     expect((await allBlocks(app, key, sc, pdf.id)).map((b) => b.text)).toEqual(['Schedule of values\nTotal insured value: 2,400,000.00'])
+    // A fact in the attachment answers a question, citing the attachment.
+    await publishedSet(app, key, [{ key: 'tiv', text: 'What is the total insured value?', criticality: 'major', answer_type: 'number', fact_path: 'total_insured_value' }], { name: 'Property' })
+    const run = await call(app.url, 'POST', `/v1/scenarios/${sc}/evaluate`, { token: key, body: {} })
+    expect((await evaluationEnded(app, key, sc, run.body.id)).status).toBe('succeeded')
+    const [answer] = (await call(app.url, 'GET', `/v1/scenarios/${sc}/answers`, { token: key })).body.items
+    expect(answer).toMatchObject({ question_key: 'tiv', value: '2400000.00' })
+    const [evidence] = (await call(app.url, 'GET', `/v1/scenarios/${sc}/evidence`, { token: key })).body.items
+    expect(evidence).toMatchObject({ document_id: pdf.id, page: 1, quote: 'Total insured value: 2,400,000.00' })
   })
 })

@@ -5,6 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test, setDefaultTimeout } from 'bun:test'
 import { PDFDocument, StandardFonts } from 'pdf-lib'
+import { Document, Packer, Paragraph, Table, TableCell, TableRow } from 'docx'
 import { call, startApp, type TestApp } from '../helpers/app'
 import { allBlocks, settled, uploadAndComplete, type Bytes } from '../helpers/samples'
 import { evaluationEnded, publishedSet } from '../helpers/underwriting-pack'
@@ -35,7 +36,7 @@ beforeAll(async () => {
 })
 afterAll(() => app?.stop())
 
-describe('tables in born-digital PDFs', () => {
+describe('tables in PDFs and Word files', () => {
   test('a loss run without colons or rules: rows with named cells on their page, the rest of the text kept, column facts cited', async () => {
     await publishedSet(app, key, [
       { key: 'incurred', text: 'What is the total incurred?', criticality: 'major', answer_type: 'number', fact_path: 'loss_run.incurred.sum' },
@@ -63,5 +64,35 @@ describe('tables in born-digital PDFs', () => {
     expect(answers).toEqual({ incurred: '48200.50', largest: '32700.00' })
     const evidence = (await call(app.url, 'GET', `/v1/scenarios/${sc}/evidence`, { token: key })).body.items
     expect(evidence.find((e: any) => e.question_key === 'largest')).toMatchObject({ document_id: doc.id, page: 2, quote: '2024 | Fire | Open | 32,700.00' })
+  })
+
+  test('a Word table: rows with named cells, and its columns answer facts citing the rows', async () => {
+    const t = await app.tenant()
+    const k = await app.apiKey(t.id, ['scenarios:read', 'scenarios:write', 'question_sets:read', 'question_sets:write'])
+    await publishedSet(app, k, [
+      { key: 'total_value', text: 'What is the total insured value of the schedule?', criticality: 'major', answer_type: 'number', fact_path: 'schedule.insured_value.sum' },
+      { key: 'largest', text: 'What is the most valuable location worth?', criticality: 'minor', answer_type: 'number', fact_path: 'schedule.insured_value.max' },
+    ])
+    const row = (cells: string[]) => new TableRow({ children: cells.map((c) => new TableCell({ children: [new Paragraph(c)] })) })
+    const word = new Document({ sections: [{ children: [
+      new Paragraph('Schedule of values'),
+      new Table({ rows: [row(['Location', 'Construction', 'Insured value']), row(['12 Harbour Street', 'Masonry', '1,200,000.00']), row(['4 Mill Lane', 'Frame', '650,000.00'])] }),
+    ] }] })
+    const bytes = new Uint8Array(await Packer.toBuffer(word)) as Bytes
+    const sc = (await call(app.url, 'POST', '/v1/scenarios', { token: k, body: { name: 'Schedule' } })).body.id
+    const { doc } = await uploadAndComplete(app, k, sc, { filename: 'schedule.docx', contentType: 'application/vnd.openxmlformats-officedocument.wordprocessingml.document', bytes })
+    expect((await settled(app, k, sc, doc.id)).status).toBe('ready')
+    const rows = (await allBlocks(app, k, sc, doc.id)).filter((b) => b.kind === 'table_row')
+    expect(rows.map((b) => b.cells)).toEqual([
+      [{ column: 'Location', value: 'Location' }, { column: 'Construction', value: 'Construction' }, { column: 'Insured value', value: 'Insured value' }],
+      [{ column: 'Location', value: '12 Harbour Street' }, { column: 'Construction', value: 'Masonry' }, { column: 'Insured value', value: '1,200,000.00' }],
+      [{ column: 'Location', value: '4 Mill Lane' }, { column: 'Construction', value: 'Frame' }, { column: 'Insured value', value: '650,000.00' }],
+    ])
+    const run = await call(app.url, 'POST', `/v1/scenarios/${sc}/evaluate`, { token: k, body: {} })
+    expect((await evaluationEnded(app, k, sc, run.body.id)).status).toBe('succeeded')
+    const answers = Object.fromEntries((await call(app.url, 'GET', `/v1/scenarios/${sc}/answers`, { token: k })).body.items.map((a: any) => [a.question_key, a.value]))
+    expect(answers).toEqual({ total_value: '1850000.00', largest: '1200000.00' })
+    const evidence = (await call(app.url, 'GET', `/v1/scenarios/${sc}/evidence`, { token: k })).body.items
+    expect(evidence.find((e: any) => e.question_key === 'largest')).toMatchObject({ document_id: doc.id, block_id: rows[1]!.id, quote: '12 Harbour Street | Masonry | 1,200,000.00' })
   })
 })
