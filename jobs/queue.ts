@@ -10,6 +10,22 @@ export interface JobInput { kind: string; tenantId: string | null; payload: Reco
 /** The channel a committed job that is due at once is announced on (see startRunner). */
 export const JOBS_CHANNEL = 'svc_jobs'
 
+/**
+ * Runners of this process, woken shortly after a job is enqueued here: on the embedded database
+ * (no NOTIFY) the enqueuing process is the one that runs jobs, and the caller's transaction has
+ * usually committed within these few milliseconds; a wake that comes too early finds nothing and
+ * the runner's poll remains the fallback.
+ */
+const localRunners = new Set<() => void>()
+
+/** Registers a runner's wake for jobs enqueued in this process; returns its removal. */
+export function onLocalEnqueue(wake: () => void): () => void {
+  localRunners.add(wake)
+  return () => localRunners.delete(wake)
+}
+
+const wakeLocal = () => { for (const wake of localRunners) wake() }
+
 /** Enqueues a job in the caller's transaction (so the job exists iff the caller's writes commit). */
 export async function enqueueJob(tx: Tx, job: JobInput): Promise<string> {
   const id = Bun.randomUUIDv7()
@@ -21,5 +37,6 @@ export async function enqueueJob(tx: Tx, job: JobInput): Promise<string> {
       returning run_at
     )
     select pg_notify(${JOBS_CHANNEL}, '') from job where run_at <= now()`
+  if (localRunners.size > 0 && !job.runAt) for (const ms of [5, 30, 120]) setTimeout(wakeLocal, ms)
   return id
 }

@@ -21,7 +21,7 @@ import type { ClaimedJob, JobKind } from './types'
 import { JOB_KINDS } from './handlers'
 import { jobBackoffMs } from './backoff'
 import { armMaintenance } from './maintenance'
-import { JOBS_CHANNEL } from './queue'
+import { JOBS_CHANNEL, onLocalEnqueue } from './queue'
 
 /** Options of a runner; unset ones come from the configuration (SVC_JOB_*). */
 export interface RunnerOptions {
@@ -274,6 +274,7 @@ export function startRunner(deps: AppDeps, opts: RunnerOptions = {}): Runner {
   let claimFailures = 0
   // A committed job wakes the runner at once (NOTIFY at commit); polling remains the fallback.
   let unlisten: (() => Promise<void>) | undefined
+  const stopLocal = onLocalEnqueue(() => wake())
   deps.listen(JOBS_CHANNEL, () => wake())
     .then((u) => { unlisten = u; if (stopping) void u().catch(() => {}) })
     .catch((e) => engine.log('warn', 'job notifications unavailable; polling only', { error: String((e as Error)?.message ?? e) }))
@@ -314,6 +315,7 @@ export function startRunner(deps: AppDeps, opts: RunnerOptions = {}): Runner {
       if (stopping) return loop
       stopping = true
       wake()
+      stopLocal()
       await unlisten?.().catch(() => {})
       await loop
       // Prefetched jobs never started: hand them back at once.
