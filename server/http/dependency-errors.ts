@@ -14,6 +14,8 @@ const CONNECTION_CODES = new Set([
   'CONNECTION_CLOSED', 'CONNECTION_ENDED', 'CONNECTION_DESTROYED', 'CONNECT_TIMEOUT',
   // sockets and name resolution
   'ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN', 'ConnectionRefused', 'ConnectionClosed',
+  // the local blob store's disk failing or full (a retry can succeed once an operator has acted)
+  'EIO', 'ENOSPC', 'EDQUOT',
 ])
 
 /** PostgreSQL SQLSTATEs of an unreachable or restarting server: class 08, and 57P01-57P03 (shutdown, crash, starting up). */
