@@ -21,8 +21,13 @@ export function s3BlobStore(config: S3Config): BlobStore {
     region: config.region,
     forcePathStyle: true,
     credentials: { accessKeyId: config.accessKeyId, secretAccessKey: config.secretAccessKey },
-    // An unreachable store fails within seconds (the routes answer 503 unavailable), never hangs.
-    requestHandler: { connectionTimeout: 2_000, requestTimeout: 30_000 },
+    // An unreachable store fails within seconds (the routes answer 503 unavailable), never hangs:
+    // 2 s to connect, then 3 s without a byte either way (socketTimeout is an inactivity timeout, so
+    // a long transfer that keeps moving is not cut), twice. Not requestTimeout: in this SDK it only
+    // logs a warning unless told to throw, and then it bounds the whole upload before the reply's
+    // headers. 30 s of requestTimeout here kept a complete waiting on a store that accepted
+    // connections and never answered until the listener dropped the request.
+    requestHandler: { connectionTimeout: 2_000, socketTimeout: 3_000 },
     maxAttempts: 2,
   })
   const Bucket = config.bucket

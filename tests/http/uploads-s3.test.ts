@@ -4,6 +4,8 @@ import { afterAll, beforeAll, describe, expect, test, setDefaultTimeout } from '
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { createServer, type Socket } from 'node:net'
+import { once } from 'node:events'
 // @ts-expect-error s3rver ships no type declarations (a test-only peer)
 import S3rver from 's3rver'
 import { HeadObjectCommand, S3Client } from '@aws-sdk/client-s3'
@@ -120,6 +122,23 @@ describe('the object store unreachable', () => {
     expect(problemOf(dl)).toMatchObject({ type: 'urn:svc:error:unavailable', status: 503 })
     expect(performance.now() - t0).toBeLessThan(10_000)
     expect(await status(pending.body.id)).toBe('awaiting_upload') // the refused complete changed nothing
+
+    // A store that accepts connections and never answers (a hung proxy): 503 within seconds as well.
+    const held: Socket[] = []
+    const blackHole = createServer((s) => { held.push(s) }).listen(port, '127.0.0.1')
+    await once(blackHole, 'listening')
+    try {
+      const t1 = performance.now()
+      const hung = await complete(pending.body.id)
+      expect(problemOf(hung)).toMatchObject({ type: 'urn:svc:error:unavailable', status: 503 })
+      expect(hung.headers.get('retry-after')).toBe('2')
+      expect(performance.now() - t1).toBeLessThan(8_000) // 3 s without a byte from the store, 2 attempts
+      expect(held.length).toBeGreaterThan(0)
+    } finally {
+      held.forEach((s) => s.destroy())
+      await new Promise((r) => blackHole.close(r))
+    }
+    expect(await status(pending.body.id)).toBe('awaiting_upload')
 
     s3 = new S3rver({ port, address: '127.0.0.1', silent: true, directory: s3Dir, configureBuckets: [{ name: 'documents', configs: [] }] } as never)
     await s3.run()
