@@ -1,8 +1,10 @@
 // Which errors are a dependency outage (503 unavailable with Retry-After) and which stay faults (500):
 // the one table behind server/http/dependency-errors.ts. The errors here have the shapes the real
 // clients throw (porsager postgres, sockets, the AWS SDK); the process tests produce them for real.
-import { expect, test } from 'bun:test'
+import { expect, setDefaultTimeout, test } from 'bun:test'
 import { dependencyProblem, isDependencyOutage, OUTAGE_RETRY_AFTER_SECONDS } from '../../server/http/dependency-errors'
+
+setDefaultTimeout(60_000) // file-scoped in Bun 1.4: the preload only reaches the first file
 
 const withCode = (code: string, extra: Record<string, unknown> = {}) => Object.assign(new Error(code), { code, ...extra })
 
