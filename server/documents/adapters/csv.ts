@@ -4,7 +4,7 @@
  */
 import { parse } from 'csv-parse/sync'
 import { decodeUtf8, requireReadable, UnreadableDocument, type Adapter, type Segment } from './types'
-import { columnNames } from './xlsx'
+import { columnNames } from './columns'
 
 /** The CSV adapter. */
 export const readCsv: Adapter = async (bytes) => {

@@ -5,7 +5,7 @@
  */
 import { convert, type FormatCallback } from 'html-to-text'
 import { decodeUtf8, requireReadable, tidy, type Adapter, type Segment } from './types'
-import { columnNames } from './xlsx'
+import { columnNames } from './columns'
 
 // Private-use markers put in front of a block's text to carry its kind through the formatter.
 const HEADING = '\ue000'

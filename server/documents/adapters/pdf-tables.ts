@@ -6,7 +6,7 @@
  * page's other text keeps its own order, before and after the table.
  */
 import type { Segment } from './types'
-import { columnNames } from './xlsx'
+import { columnNames } from './columns'
 
 /** A text item of pdf.js's text content (only what layout needs). */
 export interface PositionedItem { str?: string; hasEOL?: boolean; transform?: number[]; width?: number }

@@ -11,6 +11,7 @@ import ExcelJS from 'exceljs'
 import Big from 'big.js'
 import { assertZipInflatesWithin } from './zip-bounds'
 import { DEFAULT_READ_LIMITS, UnreadableDocument, type Adapter, type ExtractedPage, type Segment } from './types'
+import { columnNames } from './columns'
 
 /** A cell value as text: the cached result of a formula, ISO dates, exact decimals. */
 export function cellText(value: unknown): string {
@@ -32,24 +33,6 @@ export function cellText(value: unknown): string {
     if ('error' in v) return String(v.error)
   }
   return String(value)
-}
-
-/**
- * Column names from a header row: blank cells of a merged or missing header take the name to
- * their left with a number ("Amount", "Amount 2"); a repeated name is numbered too.
- */
-export function columnNames(header: string[], width: number): string[] {
-  const names: string[] = []
-  const seen = new Map<string, number>()
-  let left = ''
-  for (let i = 0; i < width; i++) {
-    const base = header[i] || left || `Column ${i + 1}`
-    if (header[i]) left = header[i]!
-    const n = (seen.get(base) ?? 0) + 1
-    seen.set(base, n)
-    names.push(n === 1 ? base : `${base} ${n}`)
-  }
-  return names
 }
 
 /** The XLSX adapter. */

@@ -16,13 +16,12 @@ const CHUNK = 16 * 1024
 export function assertZipInflatesWithin(bytes: Uint8Array, maxInflatedBytes: number, include: (name: string) => boolean): void {
   let total = 0
   let breach = false
-  let broken = false
   const unzip = new Unzip()
   unzip.register(UnzipInflate)
   unzip.onfile = (file) => {
     if (breach || !include(file.name)) return
     file.ondata = (err, chunk) => {
-      if (err) { broken = true; return }
+      if (err) return // damaged: the reader below says what it can of it
       total += chunk.length
       if (total > maxInflatedBytes && !breach) {
         breach = true
@@ -36,8 +35,7 @@ export function assertZipInflatesWithin(bytes: Uint8Array, maxInflatedBytes: num
       unzip.push(bytes.subarray(at, Math.min(bytes.length, at + CHUNK)), at + CHUNK >= bytes.length)
     }
   } catch {
-    broken = true // the reader below will say what it can of a damaged package
+    // A damaged package: the reader below says what it can of it.
   }
   if (breach) throw new UnreadableDocument(`the package inflates past the ${mib(maxInflatedBytes)} limit (SVC_PARSE_MAX_INFLATED_MB)`)
-  void broken
 }

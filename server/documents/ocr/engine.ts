@@ -15,7 +15,7 @@ import { createWorker, OEM, PSM, type Worker } from 'tesseract.js'
 import { imageSize } from 'image-size'
 import type { OcrEngine, RecognizedPage, RenderablePdf, Segment } from '../adapters/types'
 import { inkShare, isJpeg, jpegOrientation, orientedPng, renderPdfPage } from './render'
-import { nativeTesseract, recognizeNative } from './native'
+import { nativeTesseract, recognizeNative, type TesseractParagraph } from './native'
 
 /** The limits OCR works within (SVC_OCR_*), and when the whole document's parse must be done. */
 export interface OcrLimits {
@@ -71,10 +71,7 @@ const threadScript = compiled ? '/$bunfs/root/documents/ocr/tesseract-thread.js'
 class PageTimeout extends Error {}
 
 /** One document's OCR: counts its pages and stops at its deadline. */
-export interface DocumentOcr extends OcrEngine {
-  /** Pages recognised so far. */
-  readonly pagesDone: number
-}
+export type DocumentOcr = OcrEngine
 
 /** The process's recogniser, shared by its documents one at a time. */
 export class OcrRecognizer {
@@ -188,7 +185,6 @@ export class OcrRecognizer {
     }
     return {
       maxPixels: limits.maxPixels,
-      get pagesDone() { return pagesDone },
       image: async (bytes) => {
         const refused = gate()
         if (refused) return refused
@@ -211,8 +207,7 @@ export class OcrRecognizer {
   }
 }
 
-/** A paragraph as Tesseract reports it (both engines). */
-export interface TesseractParagraph { text: string; confidence: number; lines: { words: { text: string; confidence: number }[] }[] }
+export type { TesseractParagraph } from './native'
 
 /** One reading of an image: the page it gives, and its word count and mean word confidence. */
 interface Reading { page: RecognizedPage; words: number; meanConfidence: number }

@@ -4,7 +4,8 @@
  * tests/bench/ocr.bench.ts). One process per page, one thread each (OMP_THREAD_LIMIT=1), its TSV
  * output read back into the paragraphs the WebAssembly engine gives.
  */
-import type { TesseractParagraph } from './engine'
+/** A paragraph as Tesseract reports it (both engines give this shape). */
+export interface TesseractParagraph { text: string; confidence: number; lines: { words: { text: string; confidence: number }[] }[] }
 
 let found: string | null | undefined
 
