@@ -4,7 +4,13 @@
  * unspecified, multicast, broadcast, carrier-grade NAT, reserved, translation and tunnel ranges,
  * for IPv4, IPv6 and IPv4-mapped IPv6 alike) the send is refused. The caller then connects to the
  * address that was checked, so a DNS answer that changes between check and connect cannot reach a
- * private address. Ranges come from ipaddr.js, not hand-written masks.
+ * private address. Ranges come from ipaddr.js, not hand-written masks; the one thing ipaddr.js calls
+ * `unicast` that is not is IPv6 outside the global unicast block 2000::/3 (IANA: everything else is
+ * reserved, special or local), which includes the deprecated IPv4-compatible ::/96 (`::7f00:1`, the
+ * form `[::127.0.0.1]` takes in a URL). Inside 2000::/3 every special range ipaddr.js names (6to4,
+ * Teredo, NAT64 64:ff9b::/96 and /48, ORCHID, documentation, benchmarking, AMT, AS112, 3fff::/20)
+ * is refused like any other non-unicast range, whatever IPv4 address it embeds; so are
+ * site-local fec0::/10, discard 100::/64 and the IPv4-translated ::ffff:0:0:0/96.
  */
 import { lookup } from 'node:dns/promises'
 import ipaddr from 'ipaddr.js'
@@ -18,15 +24,44 @@ export type TargetCheck =
   | { ok: false; refused: true; address: string; range: string }
   | { ok: false; refused: false; error: 'dns_error' }
 
-/** The ipaddr.js range name of an address, IPv4-mapped IPv6 classified as its IPv4 address. */
+/** IANA's global unicast block: IPv6 outside it is never an ordinary public address. */
+const GLOBAL_UNICAST = ipaddr.parseCIDR('2000::/3') as [ipaddr.IPv6, number]
+/** Deprecated IPv4-compatible IPv6 (RFC 4291 2.5.5.1). */
+const IPV4_COMPATIBLE = ipaddr.parseCIDR('::/96') as [ipaddr.IPv6, number]
+
+/**
+ * The WHATWG (URL) spelling of an IPv6 literal, the form URL hostnames and DNS answers take: ipaddr.js
+ * reads `::127.0.0.1` as IPv4-mapped, a URL reads it as the IPv4-compatible `::7f00:1`. Zone ids and
+ * anything URL parsing refuses are left as they are.
+ */
+function canonicalText(address: string): string {
+  if (!address.includes(':')) return address
+  try {
+    return bareHost(new URL(`http://[${address}]/`).hostname)
+  } catch {
+    return address
+  }
+}
+
+/**
+ * The range name of an address: ipaddr.js's, IPv4-mapped IPv6 classified as its IPv4 address, and
+ * IPv6 that ipaddr.js calls unicast but that lies outside 2000::/3 as `ipv4Compatible` (::/96) or
+ * `reserved` (the rest), so that only ordinary public unicast is ever `unicast`.
+ */
 export function addressRange(address: string): string {
-  const parsed = ipaddr.process(address)
-  return parsed.range()
+  const parsed = ipaddr.process(canonicalText(address))
+  const range = parsed.range()
+  if (parsed.kind() === 'ipv6' && range === 'unicast') {
+    const v6 = parsed as ipaddr.IPv6
+    if (v6.match(IPV4_COMPATIBLE)) return 'ipv4Compatible'
+    if (!v6.match(GLOBAL_UNICAST)) return 'reserved'
+  }
+  return range
 }
 
 /** The canonical text of an IP literal (IPv4-mapped IPv6 as IPv4), for comparing allow-list entries. */
 export function canonicalAddress(address: string): string {
-  return ipaddr.process(address).toNormalizedString()
+  return ipaddr.process(canonicalText(address)).toNormalizedString()
 }
 
 /** Whether a webhook may connect to this address: public unicast, or exempt by the allow list. */
@@ -70,6 +105,6 @@ export async function checkTarget(hostname: string, allow: ReadonlySet<string>):
     }
   }
   // Connect to the checked address itself; an IPv4-mapped IPv6 answer is dialled as its IPv4 address.
-  const chosen = ipaddr.process(answers[0]!.address)
+  const chosen = ipaddr.process(canonicalText(answers[0]!.address))
   return { ok: true, target: { address: chosen.toString(), family: chosen.kind() === 'ipv6' ? 6 : 4 } }
 }

@@ -1,12 +1,13 @@
 /**
  * Break-glass requests: an operator asks for access to a workspace; its admins approve or deny
- * when the workspace requires it. Poll-only: no notification event exists for them.
+ * when the workspace requires it, and may revoke an open window. Poll-only: no notification event
+ * exists for them.
  */
 import { t } from 'elysia'
 import { Type } from '@sinclair/typebox'
 import { Timestamp, Uuid } from './common'
 
-const Status = t.Union([t.Literal('requested'), t.Literal('approved'), t.Literal('denied')])
+const Status = t.Union([t.Literal('requested'), t.Literal('approved'), t.Literal('denied'), t.Literal('revoked')])
 
 /** An operator's access request. */
 export const BreakGlassRequest = t.Object({
@@ -22,6 +23,8 @@ export const BreakGlassRequest = t.Object({
   decided_at: t.Optional(Timestamp),
   decided_by_user_id: t.Optional(Uuid),
   decision_note: t.Optional(t.String()),
+  revoked_at: t.Optional(Timestamp),
+  revoked_by_user_id: t.Optional(Uuid),
   created_at: Timestamp,
 })
 
@@ -45,5 +48,5 @@ export const TenantBreakGlassParams = t.Object({ tenantId: Uuid, requestId: Uuid
 export const BreakGlassListQuery = Type.Object({
   limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200, default: 50 })),
   cursor: Type.Optional(Type.String({ maxLength: 512 })),
-  status: Type.Optional(Type.Union([Type.Literal('requested'), Type.Literal('approved'), Type.Literal('denied')])),
+  status: Type.Optional(Type.Union([Type.Literal('requested'), Type.Literal('approved'), Type.Literal('denied'), Type.Literal('revoked')])),
 })

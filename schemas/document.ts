@@ -11,7 +11,7 @@ export const DocumentParams = t.Object({ scenarioId: Uuid, documentId: Uuid })
 
 /** POST /v1/scenarios/{id}/documents body: what will be uploaded. */
 export const DocumentCreate = t.Object({
-  filename: t.String({ minLength: 1, maxLength: 255, description: 'The file name shown to readers and in Content-Disposition; no path separators or control characters.' }),
+  filename: t.String({ minLength: 1, maxLength: 255, description: 'The file name shown to readers and in Content-Disposition; no path separators, control characters (C0, C1), bidirectional controls or other invisible formatting characters (422 at /filename).' }),
   content_type: t.String({ minLength: 1, maxLength: 255, description: 'A content type of GET /v1/file-types (415 otherwise).' }),
   size_bytes: t.Integer({ minimum: 1, description: 'The exact length of the bytes to be PUT (413 above the upload limit).' }),
   checksum_sha256: t.Optional(t.String({ pattern: '^[0-9a-fA-F]{64}$', description: 'Hex SHA-256 of the bytes; a PUT with other bytes is refused with 422.' })),

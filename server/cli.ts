@@ -15,7 +15,7 @@ import { createApiKey } from './resources/api-keys'
 import { renderTenant } from './resources/tenants'
 import { setTenantStatus } from './resources/tenants'
 import { verifyAuditChain } from './resources/audit'
-import { raiseBreakGlass, renderBreakGlass } from './resources/break-glass'
+import { raiseBreakGlass, renderBreakGlass, revokeBreakGlass } from './resources/break-glass'
 import { BUDGET_COMMANDS, BUDGET_USAGE } from './authoring/budget-admin'
 
 const USAGE = `usage: svc <command>
@@ -26,7 +26,8 @@ const USAGE = `usage: svc <command>
   tenant suspend --slug S | tenant resume --slug S
   audit verify --tenant S                  (exit 1 and first_broken when the chain is broken)
   break-glass request --tenant S --operator SUB --reason R [--minutes M]
-  break-glass list --tenant S [--status requested|approved|denied]
+  break-glass list --tenant S [--status requested|approved|denied|revoked]
+  break-glass revoke --tenant S --id REQUEST_ID   (ends an open access window at once)
 ${BUDGET_USAGE}`
 
 /** A refusal of the CLI: printed as one line, exit code 2. */
@@ -84,12 +85,20 @@ const COMMANDS: Record<string, Command> = {
   'break-glass list': async (db, args) => {
     const { values } = parseArgs({ args, options: { tenant: { type: 'string' }, status: { type: 'string' } } })
     const tenant = await tenantNamed(db, need(values, 'tenant'))
-    if (values.status !== undefined && !['requested', 'approved', 'denied'].includes(values.status)) throw new UsageError('--status must be requested, approved or denied')
+    if (values.status !== undefined && !['requested', 'approved', 'denied', 'revoked'].includes(values.status)) throw new UsageError('--status must be requested, approved, denied or revoked')
     const rows = await db.sql`
       select * from break_glass_requests
       where tenant_id = ${tenant.id} ${values.status ? db.sql`and status = ${values.status}` : db.sql``}
       order by id desc`
     return { items: rows.map((r) => renderBreakGlass(r as never)) }
+  },
+
+  'break-glass revoke': async (db, args) => {
+    const { values } = parseArgs({ args, options: { tenant: { type: 'string' }, id: { type: 'string' } } })
+    const tenant = await tenantNamed(db, need(values, 'tenant'))
+    const id = need(values, 'id')
+    if (!/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(id)) throw new UsageError('--id must be a break-glass request id (a UUID)')
+    return renderBreakGlass(await revokeBreakGlass(db.sql, tenant.id, id, { kind: 'cli' }, null))
   },
 
   migrate: async (db) => ({ applied: await migrate(db.sql) }),

@@ -23,6 +23,11 @@ export interface Config {
   baseUrl: string
   uiBaseUrl: string | undefined
   oidcIssuer: string | undefined
+  /**
+   * The audiences a user access token must name in `aud` (SVC_OIDC_AUDIENCE, comma-separated; at
+   * least one); set exactly when `oidcIssuer` is (required with it).
+   */
+  oidcAudience: readonly string[] | undefined
   oidcOrgClaim: string
   operatorSubjects: ReadonlySet<string>
   smtpUrl: string | undefined
@@ -151,6 +156,15 @@ const bool = (env: Env, name: string): boolean => {
   return fail(name, `must be 1 or 0, got "${v}"`)
 }
 
+/** A comma-separated list of token audiences; undefined when unset. */
+const audiences = (env: Env, name: string): string[] | undefined => {
+  const v = str(env, name)
+  if (v === undefined) return undefined
+  const list = v.split(',').map((a) => a.trim())
+  if (list.some((a) => a === '')) return fail(name, `must list audiences separated by commas, without empty entries, got "${v}"`)
+  return [...new Set(list)]
+}
+
 const ipLiteral = (name: string, v: string): string => {
   // IPv4 dotted quad or an IPv6 literal (URL parsing validates the IPv6 syntax for us).
   if (/^(\d{1,3})(\.\d{1,3}){3}$/.test(v) && v.split('.').every((p) => Number(p) <= 255)) return v
@@ -199,6 +213,11 @@ export function loadConfig(env: Env = process.env): Config {
   if (databaseUrl !== undefined) {
     try { connectionOptions(databaseUrl) } catch (e) { fail('DATABASE_URL', (e as Error).message) }
   }
+  const oidcIssuer = url(env, 'SVC_OIDC_ISSUER', ['http:', 'https:'])
+  const oidcAudience = audiences(env, 'SVC_OIDC_AUDIENCE')
+  if (oidcIssuer !== undefined && oidcAudience === undefined) {
+    fail('SVC_OIDC_AUDIENCE', "must be set when SVC_OIDC_ISSUER is set (the aud value the issuer puts in this service's access tokens)")
+  }
   const mailFrom = str(env, 'SVC_MAIL_FROM') ?? 'notifications@localhost'
   if (!/^[^\s@<>]+@[^\s@<>]+$/.test(mailFrom) && !/^[^<>]*<[^\s@<>]+@[^\s@<>]+>$/.test(mailFrom)) fail('SVC_MAIL_FROM', 'must be an email address')
   return {
@@ -209,7 +228,8 @@ export function loadConfig(env: Env = process.env): Config {
     dataDir,
     baseUrl: url(env, 'SVC_BASE_URL', ['http:', 'https:']) ?? `http://localhost:${port}`,
     uiBaseUrl: url(env, 'SVC_UI_BASE_URL', ['http:', 'https:']),
-    oidcIssuer: url(env, 'SVC_OIDC_ISSUER', ['http:', 'https:']),
+    oidcIssuer,
+    oidcAudience: oidcIssuer !== undefined ? oidcAudience : undefined,
     oidcOrgClaim: str(env, 'SVC_OIDC_ORG_CLAIM') ?? 'urn:idp:iam:user:resourceowner:id',
     operatorSubjects: new Set((str(env, 'SVC_OPERATOR_SUBJECTS') ?? '').split(',').map((s) => s.trim()).filter(Boolean)),
     smtpUrl: url(env, 'SVC_SMTP_URL', ['smtp:', 'smtps:']),

@@ -25,7 +25,7 @@ export function wireDeps(config: Config, db: Database, draining: () => boolean =
   if (!db.embedded) {
     listenForCredentialChanges(db.sql).catch((e) => console.warn(JSON.stringify({ level: 'warn', message: 'credential change notifications unavailable; cached credentials lapse after 5 s', error: String(e) })))
   }
-  const verifyToken = config.oidcIssuer ? createTokenVerifier(config.oidcIssuer, config.oidcOrgClaim) : undefined
+  const verifyToken = config.oidcIssuer ? createTokenVerifier(config.oidcIssuer, config.oidcAudience ?? [], config.oidcOrgClaim) : undefined
   return {
     config,
     sql: db.sql,

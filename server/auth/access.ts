@@ -7,6 +7,8 @@ import { Elysia } from 'elysia'
 import { ProblemError, problems } from '../http/problem'
 import { problemResponses } from '../http/docs'
 import type { Authenticator, Principal, Role, Scope } from './principal'
+import type { BreakGlassRead } from './break-glass-access'
+import { requestIdOf } from '../http/request-id'
 
 /** Who may call a route. Absent members allow nobody of that kind. */
 export interface AccessRule {
@@ -27,6 +29,12 @@ export interface AccessRule {
    * non-member to a `person` principal instead of 401 / not_admitted.
    */
   invitee?: true
+  /**
+   * A read of a workspace's cases, documents, answers or reports (GET routes only): an operator
+   * holding an open break-glass grant to the workspace may call it; each call is audited (see
+   * break-glass-access.ts).
+   */
+  breakGlass?: true
 }
 
 /** Every role, for read routes open to all members. */
@@ -53,6 +61,10 @@ export function authorize(rule: AccessRule, p: Principal, request: { method: str
       if (rule.humanOnly) throw problems.forbidden('API keys cannot use this human-only surface.')
       if (rule.scopes?.some((s) => p.scopes.includes(s))) return
       break
+    case 'break_glass':
+      // Reads only, of the routes that say so; never a write, whatever the route.
+      if (rule.breakGlass && request.method === 'GET') return
+      break
     case 'embed':
       // An embed session reads its own case only; anything else looks like it does not exist.
       if (rule.embed && request.method === 'GET') {
@@ -78,6 +90,7 @@ const describeRule = (rule: AccessRule) => ({
   operator: rule.operator ?? false,
   embed: rule.embed ?? false,
   invitee: rule.invitee ?? false,
+  break_glass: rule.breakGlass ?? false,
 })
 
 
@@ -91,6 +104,15 @@ function accessDetail(rule: AccessRule): DocumentDetail {
 }
 
 type DocumentDetail = NonNullable<Parameters<Elysia['get']>[2]> extends { detail?: infer D } ? D : never
+
+/** The request header that names the workspace an operator reads under break-glass. */
+export const TENANT_HEADER = 'svc-tenant-id'
+
+/** What the audit chain records of a read that break-glass may admit. */
+function breakGlassRead(request: Request): BreakGlassRead {
+  const url = new URL(request.url)
+  return { tenantHeader: request.headers.get(TENANT_HEADER), method: request.method, path: url.pathname + url.search, httpRequestId: requestIdOf(request) }
+}
 
 /** Principals resolved in `transform`, handed to `resolve` (which runs after validation). */
 const resolved = new WeakMap<Request, Principal>()
@@ -106,7 +128,8 @@ export function accessControl(authenticate: Authenticator) {
       detail: accessDetail(rule),
       async transform({ request, params }) {
         if (rule.public) return
-        const principal = await authenticate(request.headers.get('authorization'), { admitPerson: rule.invitee === true })
+        const breakGlass = rule.breakGlass && request.method === 'GET' ? breakGlassRead(request) : undefined
+        const principal = await authenticate(request.headers.get('authorization'), { admitPerson: rule.invitee === true, breakGlass })
         authorize(rule, principal, { method: request.method, scenarioId: (params as Record<string, string | undefined>)?.scenarioId })
         resolved.set(request, principal)
       },

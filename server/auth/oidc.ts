@@ -1,7 +1,10 @@
 /**
  * User access tokens: JWTs of the one configured issuer, verified with `jose` against the JWKS named
  * by the issuer's discovery document (fetched once; jose refreshes the key set on an unknown kid).
- * ID tokens (carrying at_hash or nonce) are refused. Exactly sub, iss and the organization claim are read.
+ * A token must name this service in `aud` (SVC_OIDC_AUDIENCE) and must be an access token: a JOSE
+ * header `typ` other than `at+jwt` (RFC 9068), `application/at+jwt` or `JWT` is refused, and so
+ * are ID tokens by their claims (at_hash or nonce). Claims read: sub, iss, aud and the organization
+ * claim. Every refusal is the same null, so the caller answers the same 401 whatever the cause.
  */
 import { createRemoteJWKSet, jwtVerify, errors as joseErrors } from 'jose'
 import { ProblemError } from '../http/problem'
@@ -14,8 +17,21 @@ export type TokenVerifier = (token: string) => Promise<TokenClaims | null>
 
 const ALGORITHMS = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA']
 
-/** Creates the verifier for `issuer`; `orgClaim` names the organization claim. */
-export function createTokenVerifier(issuer: string, orgClaim: string): TokenVerifier {
+/**
+ * Whether a JOSE header `typ` admits an access token: absent, `JWT` (issuers that predate RFC
+ * 9068), or `at+jwt` with or without the `application/` prefix (media types are case-insensitive).
+ * Anything else (`id_token`, `logout+jwt`, `JOSE`, a non-string) names another kind of token.
+ */
+export function isAccessTokenType(typ: unknown): boolean {
+  if (typ === undefined) return true
+  if (typeof typ !== 'string') return false
+  const t = typ.toLowerCase().replace(/^application\//, '')
+  return t === 'jwt' || t === 'at+jwt'
+}
+
+/** Creates the verifier for `issuer`; tokens must name one of `audience` in `aud`; `orgClaim` names the organization claim. */
+export function createTokenVerifier(issuer: string, audience: readonly string[], orgClaim: string): TokenVerifier {
+  if (audience.length === 0) throw new Error('a token verifier needs at least one audience')
   let keySet: ReturnType<typeof createRemoteJWKSet> | undefined
   let discovering: Promise<ReturnType<typeof createRemoteJWKSet>> | undefined
 
@@ -42,7 +58,10 @@ export function createTokenVerifier(issuer: string, orgClaim: string): TokenVeri
       throw new ProblemError('unavailable', 'The identity provider cannot be reached.', { retryAfterSeconds: 5 })
     }
     try {
-      const { payload } = await jwtVerify(token, jwks, { issuer, algorithms: ALGORITHMS, requiredClaims: ['sub', 'exp'] })
+      const { payload, protectedHeader } = await jwtVerify(token, jwks, {
+        issuer, audience: [...audience], algorithms: ALGORITHMS, requiredClaims: ['sub', 'exp', 'aud'],
+      })
+      if (!isAccessTokenType(protectedHeader.typ)) return null
       if ('at_hash' in payload || 'nonce' in payload) return null
       if (typeof payload.sub !== 'string' || payload.sub === '') return null
       const org = payload[orgClaim]

@@ -8,6 +8,7 @@ import { problems, ProblemError } from '../http/problem'
 import { hashApiKey, isWellFormedApiKey, looksLikeApiKey, type KeyEnvironment } from './api-key-format'
 import type { TokenVerifier } from './oidc'
 import { CredentialCache } from './credential-cache'
+import { type BreakGlassRead, withBreakGlass } from './break-glass-access'
 
 /** Workspace roles, most to least powerful. */
 export const ROLES = ['admin', 'reviewer', 'underwriter', 'viewer'] as const
@@ -28,6 +29,11 @@ export type Principal =
   | (InWorkspace & { kind: 'user'; userId: string; sub: string; role: Role; operator: boolean })
   | (InWorkspace & { kind: 'api_key'; keyId: string; scopes: readonly Scope[]; environment: KeyEnvironment })
   | (InWorkspace & { kind: 'embed'; sessionId: string; scenarioId: string; expiresAt: Date })
+  /**
+   * A platform operator reading a workspace under an approved, open break-glass request
+   * (`requestId`); only GET routes marked `breakGlass` admit it, and each such read is audited.
+   */
+  | (InWorkspace & { kind: 'break_glass'; sub: string; requestId: string; expiresAt: Date })
   | { kind: 'operator'; sub: string; organization?: string }
   /** A valid user token of someone who is no member yet; only routes with `invitee` admit it. */
   | { kind: 'person'; sub: string; organization?: string }
@@ -50,6 +56,11 @@ interface MemberRow { tenant_id: string; id: string; role: Role; tenant_status: 
 export interface AuthenticateOptions {
   /** Resolve a valid token of a non-member to a `person` (instead of 401 / not_admitted). */
   admitPerson?: boolean
+  /**
+   * The read may be done under break-glass (a GET of a route marked `breakGlass`): an operator
+   * holding an open grant resolves to a `break_glass` principal and the read is audited.
+   */
+  breakGlass?: BreakGlassRead
 }
 
 /** Turns an Authorization header into a principal or the one 401. */
@@ -129,7 +140,7 @@ export function createAuthenticator(deps: AuthenticatorDeps): Authenticator {
     throw problems.unauthorized()
   }
 
-  return async (authorization, options = {}) => {
+  const byCredential = async (authorization: string | null, options: AuthenticateOptions): Promise<Principal> => {
     const m = authorization ? /^Bearer ([^\s]+)$/i.exec(authorization.trim()) : null
     if (!m) throw problems.unauthorized()
     const credential = m[1]!
@@ -140,5 +151,10 @@ export function createAuthenticator(deps: AuthenticatorDeps): Authenticator {
       if (embed) return embed
     }
     throw problems.unauthorized()
+  }
+
+  return async (authorization, options = {}) => {
+    const principal = await byCredential(authorization, options)
+    return options.breakGlass ? withBreakGlass(sql, principal, options.breakGlass) : principal
   }
 }

@@ -9,6 +9,7 @@ import type { AppDeps } from '../deps'
 import type { Attachment } from './adapters/types'
 import { documentKeyPrefix } from '../storage/blob-store'
 import { FILE_TYPES, findFileType } from './registry'
+import { neutraliseFilename } from './filenames'
 import { findDocumentById, type ChildDocument, type DocumentRow } from './store'
 
 /** How many documents `doc` is nested in (0 for an upload). */
@@ -32,7 +33,6 @@ export function attachmentType(a: Pick<Attachment, 'contentType' | 'filename'>):
 }
 
 /** A stored file name: no path separators or control characters, at most 255 characters. */
-const safeName = (name: string) => name.replace(/[\/\\\u0000-\u001f\u007f]/g, '_').slice(0, 255) || 'attachment'
 
 /** Stores a parent's attachments (outside any transaction) and returns the documents to insert. */
 export async function storeAttachments(deps: Pick<AppDeps, 'blobs'>, parent: Pick<DocumentRow, 'tenant_id' | 'id'>, attachments: readonly Attachment[]): Promise<ChildDocument[]> {
@@ -42,7 +42,7 @@ export async function storeAttachments(deps: Pick<AppDeps, 'blobs'>, parent: Pic
     const contentType = attachmentType(a)
     const blobKey = documentKeyPrefix(parent.tenant_id, id)
     await deps.blobs.put(blobKey, a.bytes, { contentType, size: a.bytes.byteLength })
-    children.push({ id, filename: safeName(a.filename), contentType, size: a.bytes.byteLength, blobKey })
+    children.push({ id, filename: neutraliseFilename(a.filename, 'attachment'), contentType, size: a.bytes.byteLength, blobKey })
   }
   return children
 }

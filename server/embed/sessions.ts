@@ -11,6 +11,7 @@ import { accessControl } from '../auth/access'
 import type { EmbedSessionResolver, Principal } from '../auth/principal'
 import { problems } from '../http/problem'
 import { responses } from '../http/docs'
+import { readCappedText } from '../http/body'
 import { hashSecret, isSecretShaped, mintSecret } from './secrets'
 import { allowedOrigins } from './origins'
 import { EmbedSession } from './schemas'
@@ -73,29 +74,55 @@ export function createEmbedSessionResolver(sql: Sql): EmbedSessionResolver {
   }
 }
 
+/** The largest exchange body read: `{handoff, host_origin}` is about 350 bytes at most. */
+export const EXCHANGE_MAX_BYTES = 4096
+
+const isJsonType = (contentType: string) => /^application\/([a-z0-9.+-]*\+)?json\s*(;|$)/i.test(contentType)
+
+/**
+ * Reads the exchange body `{handoff, host_origin}` itself (the global JSON parser exempts this path):
+ * null for anything else, a body that is not JSON, another content type, an empty or oversized body
+ * or one that is not UTF-8 included, so that every failure of the exchange is the same 401.
+ */
+export async function readExchangeBody(request: Request): Promise<{ handoff: string; hostOrigin: string } | null> {
+  if (!isJsonType(request.headers.get('content-type') ?? '')) return null
+  let value: unknown
+  try {
+    value = JSON.parse(await readCappedText(request, EXCHANGE_MAX_BYTES))
+  } catch {
+    return null
+  }
+  if (!value || typeof value !== 'object' || Array.isArray(value)) return null
+  const { handoff, host_origin: hostOrigin } = value as { handoff?: unknown; host_origin?: unknown }
+  if (!isSecretShaped(handoff) || typeof hostOrigin !== 'string' || hostOrigin.length === 0 || hostOrigin.length > 255) return null
+  return { handoff, hostOrigin }
+}
+
 /** The exchange route; public (the frame has no credential yet), every failure the same 401. */
 export function sessionRoutes(deps: AppDeps) {
   const { sql, config } = deps
   return new Elysia({ name: 'embed-sessions' })
     .use(accessControl(deps.authenticate))
-    .post('/v1/embed/sessions', async ({ body, set }) => {
-      // No schema option: a malformed exchange is a failed exchange, and every failure is one 401.
-      const b = body as { handoff?: unknown; host_origin?: unknown } | null
-      if (!b || typeof b !== 'object' || !isSecretShaped(b.handoff) || typeof b.host_origin !== 'string') throw problems.unauthorized()
-      const session = await exchangeHandoff(sql, b.handoff, b.host_origin, config.embedSessionTtlSeconds)
+    .post('/v1/embed/sessions', async ({ request, set }) => {
+      // No schema and no body parser: a malformed exchange is a failed exchange, and every failure is one 401.
+      const b = await readExchangeBody(request)
+      if (!b) throw problems.unauthorized()
+      const session = await exchangeHandoff(sql, b.handoff, b.hostOrigin, config.embedSessionTtlSeconds)
       if (!session) throw problems.unauthorized()
       set.status = 201
       set.headers['cache-control'] = 'no-store'
       return session
     }, {
       access: { public: true },
+      // The route reads its own body (readExchangeBody); no parser may answer 400, 413 or 415 first.
+      parse: () => null,
       detail: {
         summary: 'Exchange a handoff for a read-only embed session (called by the frame)',
         // The body {handoff, host_origin} is described in words, not as a validated schema: a body
-        // that breaks it is a failed exchange (401), never a 422.
-        description: 'Body: `{"handoff": "<from svc:init>", "host_origin": "<the origin the frame pinned>"}`. Any failure (a malformed body, an unknown, expired or spent handoff, another origin, an origin no longer allow-listed, an inactive person, a case not in the workspace) is the same 401.',
+        // that breaks it is a failed exchange (401), never a 400, 413, 415 or 422.
+        description: 'Body: `{"handoff": "<from svc:init>", "host_origin": "<the origin the frame pinned>"}` as `application/json`. Any failure (a body that is not JSON, another content type, an empty or oversized body, a malformed body, an unknown, expired or spent handoff, another origin, an origin no longer allow-listed, an inactive person, a case not in the workspace) is the same 401.',
         tags: ['Embed'],
-        responses: responses({ 201: EmbedSession }, ['unauthorized', 'malformed', 'payload_too_large', 'unsupported_media_type']),
+        responses: responses({ 201: EmbedSession }, ['unauthorized']),
       },
     })
 }

@@ -16,8 +16,11 @@ import { jsonDepth, MAX_JSON_DEPTH, textViolations } from './json-text'
  */
 export const SERVER_BODY_LIMIT = Number.MAX_SAFE_INTEGER
 
-/** Paths whose bodies are raw bytes handled by their own route (presigned uploads). */
-const RAW_BODY_PREFIXES = ['/v1/uploads/']
+/**
+ * Paths whose bodies their own route reads: raw bytes (presigned uploads), and the embed session
+ * exchange, where every failure, an unreadable body included, is the same 401.
+ */
+const RAW_BODY_PREFIXES = ['/v1/uploads/', '/v1/embed/sessions']
 
 const isJson = (contentType: string) => /^application\/([a-z0-9.+-]*\+)?json\s*(;|$)/i.test(contentType)
 

@@ -1,7 +1,8 @@
 /**
  * Pages of results: `{items, next_cursor}` with keyset pagination on time-ordered ids, and opaque
- * cursors signed with the service key so a garbled cursor, or one reused with other filters, is
- * refused with 422 invalid_cursor.
+ * cursors signed with the service key so a garbled cursor, one reused with other filters, or one
+ * of another workspace's list is refused with 422 invalid_cursor. A cursor's scope always names the
+ * workspace (cursorScope), so a list cannot be written without binding its cursors to it.
  */
 import { createHmac, timingSafeEqual } from 'node:crypto'
 import { Type as t } from '@sinclair/typebox'
@@ -16,6 +17,15 @@ export const PageQuery = t.Object({
 /** The page object of the spec. */
 export interface Page<T> { items: T[]; next_cursor: string | null }
 
+/** What a cursor is valid for: one workspace's list with its filters. Made only by cursorScope. */
+export type CursorScope = { readonly tenantId: string; readonly list: string; readonly [cursorScopeBrand]: true }
+declare const cursorScopeBrand: unique symbol
+
+/** The scope of a list of workspace `tenantId`; `list` names the route and its filters. */
+export function cursorScope(tenantId: string, list: string): CursorScope {
+  return { tenantId, list } as CursorScope
+}
+
 /** Signs and checks cursors with one key. */
 export class Cursors {
   readonly #key: Uint8Array
@@ -25,23 +35,23 @@ export class Cursors {
     return createHmac('sha256', this.#key).update(payload).digest().subarray(0, 16)
   }
 
-  /** An opaque cursor continuing after `after`, valid only with the same `scope` (route and filters). */
-  encode(after: string, scope: string): string {
-    const payload = Buffer.from(JSON.stringify({ a: after, s: scope })).toString('base64url')
+  /** An opaque cursor continuing after `after`, valid only with the same `scope` (workspace, route and filters). */
+  encode(after: string, scope: CursorScope): string {
+    const payload = Buffer.from(JSON.stringify({ a: after, s: scope.list, t: scope.tenantId })).toString('base64url')
     return `${payload}.${this.#mac(payload).toString('base64url')}`
   }
 
-  /** The position a cursor continues after; 422 invalid_cursor when garbled or of another scope. */
-  decode(cursor: string, scope: string): string {
+  /** The position a cursor continues after; 422 invalid_cursor when garbled, of another workspace or of another scope. */
+  decode(cursor: string, scope: CursorScope): string {
     const refuse = () => new ProblemError('invalid_cursor', 'The cursor is not valid for this list; start again without a cursor.')
     const [payload, mac] = cursor.split('.')
     if (!payload || !mac) throw refuse()
     const given = Buffer.from(mac, 'base64url')
     const expected = this.#mac(payload)
     if (given.length !== expected.length || !timingSafeEqual(given, expected)) throw refuse()
-    let parsed: { a?: unknown; s?: unknown }
+    let parsed: { a?: unknown; s?: unknown; t?: unknown }
     try { parsed = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) } catch { throw refuse() }
-    if (typeof parsed.a !== 'string' || parsed.s !== scope) throw refuse()
+    if (typeof parsed.a !== 'string' || parsed.s !== scope.list || parsed.t !== scope.tenantId) throw refuse()
     return parsed.a
   }
 
@@ -49,7 +59,7 @@ export class Cursors {
    * Builds a page from rows fetched with `limit + 1`: the extra row only says another page exists.
    * `key` picks the keyset position of a row.
    */
-  page<R, T>(rows: R[], limit: number, scope: string, key: (row: R) => string, render: (row: R) => T): Page<T> {
+  page<R, T>(rows: R[], limit: number, scope: CursorScope, key: (row: R) => string, render: (row: R) => T): Page<T> {
     const more = rows.length > limit
     const shown = more ? rows.slice(0, limit) : rows
     return {

@@ -9,7 +9,7 @@ import type { Sql, Tx } from '../db/connect'
 import { accessControl, tenantOf } from '../auth/access'
 import { problems } from '../http/problem'
 import { documentQuery, readQuery } from '../http/query'
-import { PageQuery } from '../http/pagination'
+import { PageQuery, cursorScope } from '../http/pagination'
 import { idempotencyKeyOf, runIdempotent, replyWith } from '../http/idempotency'
 import { LIST_PROBLEMS, PATH_PROBLEMS, responses } from '../http/docs'
 import { PageOf } from '../../schemas/common'
@@ -169,7 +169,7 @@ export function deliveryRoutes(deps: AppDeps) {
       const q = readQuery(PageQuery, query)
       if (!(await findSubscription(sql, tenantId, params.subscriptionId))) throw problems.notFound('subscription')
       const limit = q.limit ?? 50
-      const scope = `deliveries|${params.subscriptionId}`
+      const scope = cursorScope(tenantId, `deliveries|${params.subscriptionId}`)
       const after = q.cursor !== undefined ? cursors.decode(q.cursor, scope) : null
       const rows = await sql<DeliveryRow[]>`
         select ${sql.unsafe(COLUMNS)} from notification_deliveries

@@ -10,6 +10,7 @@ import { problems } from '../http/problem'
 import { documentQuery, readQuery } from '../http/query'
 import { idempotencyKeyOf, runIdempotent, replyWith } from '../http/idempotency'
 import { BODY_PROBLEMS, LIST_PROBLEMS, PATH_PROBLEMS, responses } from '../http/docs'
+import { cursorScope } from '../http/pagination'
 import { PageOf } from '../../schemas/common'
 import { Subscription, SubscriptionCreate, SubscriptionListQuery, SubscriptionParams } from '../../schemas/notifications'
 import { TASK_KINDS, type TaskKind } from './outcomes'
@@ -135,7 +136,7 @@ export function subscriptionRoutes(deps: AppDeps) {
         throw problems.schema([{ pointer: '/task_kind', message: `must be one of: ${TASK_KINDS.join(', ')}` }])
       }
       const limit = q.limit ?? 50
-      const scope = `subscriptions|${q.task_kind ?? ''}|${q.task_id ?? ''}`
+      const scope = cursorScope(tenantId, `subscriptions|${q.task_kind ?? ''}|${q.task_id ?? ''}`)
       const after = q.cursor !== undefined ? cursors.decode(q.cursor, scope) : null
       const rows = await sql<SubscriptionRow[]>`
         select ${sql.unsafe(COLUMNS)} from task_notification_subscriptions

@@ -21,7 +21,7 @@ import { findDecision, findEvaluation, latestSucceeded, listAnswers, listEvidenc
 import { insertReview, latestReview, renderDecision } from '../evaluation/reviews'
 
 /** Who may read results (embed sessions too, for their case). */
-export const RESULTS_READ: AccessRule = { roles: ANY_ROLE, scopes: ['scenarios:read', 'scenarios:write'], embed: true }
+export const RESULTS_READ: AccessRule = { roles: ANY_ROLE, scopes: ['scenarios:read', 'scenarios:write'], embed: true, breakGlass: true }
 /** The decision review/override: reviewer and admin users only; API keys are refused at any scope. */
 export const DECISION_REVIEW: AccessRule = { roles: ['admin', 'reviewer'], humanOnly: true }
 

@@ -10,6 +10,7 @@ import { problems } from '../http/problem'
 import { accessControl, tenantOf } from '../auth/access'
 import { documentQuery, readQuery } from '../http/query'
 import { BODY_PROBLEMS, LIST_PROBLEMS, PATH_PROBLEMS, responses } from '../http/docs'
+import { cursorScope } from '../http/pagination'
 import { PageOf } from '../../schemas/common'
 import { ApiKey, ApiKeyCreate, ApiKeyCreated, ApiKeyListQuery, ApiKeyParams } from '../../schemas/api-key'
 import { actorOf, appendAudit } from './audit'
@@ -125,7 +126,7 @@ export function apiKeyRoutes(deps: AppDeps) {
       const tenantId = tenantOf(principal)
       const q = readQuery(ApiKeyListQuery, query)
       const limit = q.limit ?? 50
-      const scope = 'api-keys'
+      const scope = cursorScope(tenantId, 'api-keys')
       const after = q.cursor !== undefined ? cursors.decode(q.cursor, scope) : null
       const rows = await sql<ApiKeyRow[]>`
         select ${KEY_COLUMNS(sql)} from api_keys

@@ -13,6 +13,7 @@ import type { Principal } from '../auth/principal'
 import { canonicalJson } from '../http/idempotency'
 import { documentQuery, readQuery } from '../http/query'
 import { LIST_PROBLEMS, responses } from '../http/docs'
+import { cursorScope } from '../http/pagination'
 import { PageOf } from '../../schemas/common'
 import { AuditEvent, AuditListQuery } from '../../schemas/audit'
 
@@ -29,7 +30,8 @@ export function actorOf(p: Principal): AuditActor {
     case 'api_key': return { kind: 'api_key', id: p.keyId }
     case 'embed': return { kind: 'embed', id: p.sessionId }
     case 'operator':
-    case 'person': return { kind: 'operator', sub: p.sub }
+    case 'person':
+    case 'break_glass': return { kind: 'operator', sub: p.sub }
   }
 }
 
@@ -145,7 +147,7 @@ export function auditRoutes(deps: AppDeps) {
       const tenantId = tenantOf(principal)
       const q = readQuery(AuditListQuery, query)
       const limit = q.limit ?? 50
-      const scope = `audit|${q.kind ?? ''}`
+      const scope = cursorScope(tenantId, `audit|${q.kind ?? ''}`)
       const after = q.cursor !== undefined ? cursors.decode(q.cursor, scope) : null
       const rows = await sql<AuditRow[]>`
         select tenant_id, seq, id, kind, actor, data, occurred_at, prev_hash, hash

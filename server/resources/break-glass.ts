@@ -2,9 +2,12 @@
  * Break-glass: a platform operator's request for access to a workspace. Owns the
  * `break_glass_requests` table. When the workspace's `break_glass_require_tenant_approval` is true
  * a request starts `requested` and waits for one of its admins to approve or deny it; otherwise it
- * is approved when raised. Approval opens an access window of `duration_minutes`. Poll-only: no
- * notification is sent; the workspace discovers requests with GET /v1/break-glass/requests?status=requested.
- * Every step is recorded on the workspace's audit chain.
+ * is approved when raised. Approval opens an access window of `duration_minutes`, during which the
+ * operator reads the workspace's cases, documents, answers and reports through the normal GET
+ * routes (server/auth/break-glass-access.ts); an admin (or `svc break-glass revoke`) may revoke the
+ * window, which ends it at once. Poll-only: no notification is sent; the workspace discovers
+ * requests with GET /v1/break-glass/requests?status=requested. Every step, and every read under a
+ * window, is recorded on the workspace's audit chain.
  */
 import { Elysia, t } from 'elysia'
 import type { AppDeps } from '../deps'
@@ -13,6 +16,7 @@ import { accessControl, tenantOf } from '../auth/access'
 import { problems } from '../http/problem'
 import { documentQuery, readQuery } from '../http/query'
 import { BODY_PROBLEMS, LIST_PROBLEMS, PATH_PROBLEMS, responses } from '../http/docs'
+import { cursorScope } from '../http/pagination'
 import { PageOf } from '../../schemas/common'
 import { TenantParams } from '../../schemas/user'
 import {
@@ -30,11 +34,13 @@ export interface BreakGlassRow {
   reason: string
   duration_minutes: number
   approval_required: boolean
-  status: 'requested' | 'approved' | 'denied'
+  status: 'requested' | 'approved' | 'denied' | 'revoked'
   decided_by_user_id: string | null
   decided_at: Date | null
   decision_note: string | null
   access_expires_at: Date | null
+  revoked_at: Date | null
+  revoked_by_user_id: string | null
   created_at: Date
 }
 
@@ -53,6 +59,8 @@ export function renderBreakGlass(row: BreakGlassRow) {
     ...(row.decided_at ? { decided_at: row.decided_at.toISOString() } : {}),
     ...(row.decided_by_user_id ? { decided_by_user_id: row.decided_by_user_id } : {}),
     ...(row.decision_note !== null ? { decision_note: row.decision_note } : {}),
+    ...(row.revoked_at ? { revoked_at: row.revoked_at.toISOString() } : {}),
+    ...(row.revoked_by_user_id ? { revoked_by_user_id: row.revoked_by_user_id } : {}),
     created_at: row.created_at.toISOString(),
   }
 }
@@ -88,12 +96,36 @@ export async function hasBreakGlassAccess(sql: Tx, tenantId: string, operatorSub
   return row !== undefined
 }
 
+/**
+ * Ends an open access window at once (status `revoked`): the next read under it, in any process,
+ * finds no grant. 404 for another workspace's request, 409 unless the window is open.
+ */
+export async function revokeBreakGlass(sql: Sql, tenantId: string, requestId: string, actor: AuditActor, userId: string | null): Promise<BreakGlassRow> {
+  return sql.begin(async (tx) => {
+    const [current] = await tx<(BreakGlassRow & { open: boolean })[]>`
+      select *, (status = 'approved' and access_expires_at > now()) as open
+      from break_glass_requests where tenant_id = ${tenantId} and id = ${requestId} for update`
+    if (!current) throw problems.notFound('break-glass request')
+    if (!current.open) {
+      throw problems.conflict(current.status === 'approved'
+        ? 'The access window has already lapsed.'
+        : `The request is ${current.status}; only an open access window can be revoked.`)
+    }
+    const [row] = await tx<BreakGlassRow[]>`
+      update break_glass_requests set status = 'revoked', revoked_at = now(), revoked_by_user_id = ${userId}, updated_at = now()
+      where tenant_id = ${tenantId} and id = ${requestId}
+      returning *`
+    await appendAudit(tx, tenantId, 'break_glass.revoked', actor, { request_id: requestId, operator_sub: current.operator_sub })
+    return row!
+  })
+}
+
 /** A page of a workspace's requests, newest first, optionally of one status. */
 async function listRequests(deps: AppDeps, tenantId: string, raw: Record<string, string | undefined>) {
   const { sql, cursors } = deps
   const q = readQuery(BreakGlassListQuery, raw)
   const limit = q.limit ?? 50
-  const scope = `break-glass|${tenantId}|${q.status ?? ''}`
+  const scope = cursorScope(tenantId, `break-glass|${tenantId}|${q.status ?? ''}`)
   const after = q.cursor !== undefined ? cursors.decode(q.cursor, scope) : null
   const rows = await sql<BreakGlassRow[]>`
     select * from break_glass_requests
@@ -200,5 +232,18 @@ export function breakGlassRoutes(deps: AppDeps) {
       params: BreakGlassParams,
       body: t.Union([BreakGlassDecision, t.Null()]),
       detail: { summary: 'Deny a requested operator access (admins, human-only)', tags: ['Break-glass'], responses: responses({ 200: BreakGlassRequest }, [...PATH_PROBLEMS, ...BODY_PROBLEMS, 'conflict']) },
+    })
+    .post('/v1/break-glass/requests/:requestId/revoke', async ({ principal, params }) => {
+      const row = await revokeBreakGlass(sql, tenantOf(principal), params.requestId, actorOf(principal), principal.kind === 'user' ? principal.userId : null)
+      return renderBreakGlass(row)
+    }, {
+      access: admins,
+      params: BreakGlassParams,
+      detail: {
+        summary: "Revoke an operator's open access window (admins, human-only)",
+        description: 'Ends the window at once: the operator\'s next read, in any process, is 403. 409 unless the window is open.',
+        tags: ['Break-glass'],
+        responses: responses({ 200: BreakGlassRequest }, [...PATH_PROBLEMS, 'conflict']),
+      },
     })
 }

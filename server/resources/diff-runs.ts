@@ -12,6 +12,7 @@ import { documentQuery, readQuery } from '../http/query'
 import { idempotencyKeyOf, runIdempotent, replyWith } from '../http/idempotency'
 import { consumeRate, RATE_PROBLEMS } from '../http/rate-limit'
 import { BODY_PROBLEMS, LIST_PROBLEMS, PATH_PROBLEMS, responses } from '../http/docs'
+import { cursorScope } from '../http/pagination'
 import { subscribeInline } from '../notifications/inline'
 import { PageOf } from '../../schemas/common'
 import { QuestionSetParams } from '../../schemas/question-set'
@@ -66,7 +67,7 @@ export function diffRunRoutes(deps: AppDeps) {
       const q = readQuery(RunListQuery, query)
       if (!(await findQuestionSet(sql, tenantId, params.questionSetId))) throw problems.notFound('question set')
       const limit = q.limit ?? 50
-      const scope = `diff-runs|${params.questionSetId}`
+      const scope = cursorScope(tenantId, `diff-runs|${params.questionSetId}`)
       const after = q.cursor !== undefined ? cursors.decode(q.cursor, scope) : null
       const rows = await sql<DiffRunRow[]>`
         select * from diff_runs where tenant_id = ${tenantId} and question_set_id = ${params.questionSetId}

@@ -12,6 +12,7 @@ import { documentQuery, readQuery } from '../http/query'
 import { idempotencyKeyOf, runIdempotent, replyWith } from '../http/idempotency'
 import { consumeRate, RATE_PROBLEMS } from '../http/rate-limit'
 import { BODY_PROBLEMS, LIST_PROBLEMS, PATH_PROBLEMS, responses } from '../http/docs'
+import { cursorScope } from '../http/pagination'
 import { subscribeInline } from '../notifications/inline'
 import { appendCaseEvent } from '../events'
 import { enqueueJob } from '../../jobs/queue'
@@ -25,7 +26,7 @@ import { endEvaluation, EVALUATION_RUN, statusEvent } from '../evaluation/run'
 /** Who may start and cancel evaluations. */
 export const EVALUATION_WRITE: AccessRule = { roles: CASE_WRITERS, scopes: ['scenarios:write'] }
 /** Who may read them (embed sessions too, for their case). */
-export const EVALUATION_READ: AccessRule = { roles: ANY_ROLE, scopes: ['scenarios:read', 'scenarios:write'], embed: true }
+export const EVALUATION_READ: AccessRule = { roles: ANY_ROLE, scopes: ['scenarios:read', 'scenarios:write'], embed: true, breakGlass: true }
 
 type EvaluateBody = { question_set_id?: string; question_set_version_id?: string; notifications?: unknown[] } | null
 
@@ -91,7 +92,7 @@ export function evaluationRoutes(deps: AppDeps) {
       const q = readQuery(EvaluationListQuery, query)
       if (!(await findScenario(sql, tenantId, params.scenarioId))) throw problems.notFound('scenario')
       const limit = q.limit ?? 50
-      const scope = `evaluations|${params.scenarioId}`
+      const scope = cursorScope(tenantId, `evaluations|${params.scenarioId}`)
       const after = q.cursor !== undefined ? cursors.decode(q.cursor, scope) : null
       const rows = await listEvaluations(sql, tenantId, params.scenarioId, after, limit)
       return cursors.page(rows, limit, scope, (r) => r.id, renderEvaluation)

@@ -15,6 +15,7 @@ import type { Principal, Role } from '../auth/principal'
 import { ProblemError, problems } from '../http/problem'
 import { documentQuery, readQuery } from '../http/query'
 import { BODY_PROBLEMS, LIST_PROBLEMS, PATH_PROBLEMS, responses } from '../http/docs'
+import { cursorScope } from '../http/pagination'
 import { PageOf } from '../../schemas/common'
 import { Invitation, InvitationAccept, InvitationAccepted, InvitationCreate, InvitationListQuery, InvitationParams, TenantParams } from '../../schemas/user'
 import { findTenant, renderTenant, type TenantRow } from './tenants'
@@ -184,7 +185,7 @@ export function invitationRoutes(deps: AppDeps) {
       const tenant = await managedTenant(sql, principal, params.tenantId)
       const q = readQuery(InvitationListQuery, query)
       const limit = q.limit ?? 50
-      const scope = `invitations|${tenant.id}|${q.status ?? ''}`
+      const scope = cursorScope(tenant.id, `invitations|${tenant.id}|${q.status ?? ''}`)
       const after = q.cursor !== undefined ? cursors.decode(q.cursor, scope) : null
       await sql`
         update invitations set status = 'expired', updated_at = now()

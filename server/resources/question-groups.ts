@@ -13,6 +13,7 @@ import { documentQuery, readQuery } from '../http/query'
 import { idempotencyKeyOf, runIdempotent, replyWith } from '../http/idempotency'
 import { consumeRate, RATE_PROBLEMS } from '../http/rate-limit'
 import { BODY_PROBLEMS, LIST_PROBLEMS, PATH_PROBLEMS, responses } from '../http/docs'
+import { cursorScope } from '../http/pagination'
 import { PageOf } from '../../schemas/common'
 import {
   Guideline, GuidelineBlock, GuidelineBlockListQuery, GuidelineComplete, GuidelineCreate, GuidelineCreated, GuidelineListQuery,
@@ -20,6 +21,7 @@ import {
 } from '../../schemas/authoring'
 import { essenceOf, findFileType } from '../documents/registry'
 import { tooLarge, verifyStoredBytes } from '../documents/intake'
+import { checkFilename } from '../documents/filenames'
 import { UPLOAD_URL_TTL_SECONDS } from '../storage/blob-store'
 import { subscribeInline, type InlineNotification } from '../notifications/inline'
 import { QUESTION_SET_READ, QUESTION_SET_WRITE } from './question-sets'
@@ -76,7 +78,7 @@ export function questionGroupRoutes(deps: AppDeps) {
       const tenantId = tenantOf(principal)
       const q = readQuery(QuestionGroupListQuery, query)
       const limit = q.limit ?? 50
-      const scope = 'question-groups'
+      const scope = cursorScope(tenantId, 'question-groups')
       const after = q.cursor !== undefined ? cursors.decode(q.cursor, scope) : null
       const rows = await sql<GroupRow[]>`
         ${selectGroups(sql)}
@@ -98,9 +100,7 @@ export function questionGroupRoutes(deps: AppDeps) {
     })
     .post('/v1/question-groups/:groupId/guidelines', async ({ principal, params, body, request, path, set }) => {
       const tenantId = tenantOf(principal)
-      if (body.filename.trim() === '') throw problems.rule('filename must contain a non-whitespace character.')
-      // eslint-disable-next-line no-control-regex
-      if (/[\u0000-\u001f\u007f/\\]/.test(body.filename)) throw problems.rule('filename must not contain path separators or control characters.')
+      checkFilename(body.filename)
       if (!(await findGroup(sql, tenantId, params.groupId))) throw problems.notFound('question group')
       const type = findFileType(body.content_type)
       if (!type) throw new ProblemError('unsupported_media_type', `content_type ${essenceOf(body.content_type)} is not in the file-type registry (GET /v1/file-types).`)
@@ -168,7 +168,7 @@ export function questionGroupRoutes(deps: AppDeps) {
       const q = readQuery(GuidelineListQuery, query)
       if (!(await findGroup(sql, tenantId, params.groupId))) throw problems.notFound('question group')
       const limit = q.limit ?? 50
-      const scope = `guidelines|${params.groupId}|${q.status ?? ''}`
+      const scope = cursorScope(tenantId, `guidelines|${params.groupId}|${q.status ?? ''}`)
       const after = q.cursor !== undefined ? cursors.decode(q.cursor, scope) : null
       const rows = await sql<GuidelineRow[]>`
         select * from guidelines
@@ -197,7 +197,7 @@ export function questionGroupRoutes(deps: AppDeps) {
       const row = await findGroupGuideline(sql, tenantId, params.groupId, params.guidelineId)
       if (!row) throw problems.notFound('guideline')
       const limit = q.limit ?? 50
-      const scope = `guideline-blocks|${row.id}|${q.page ?? ''}`
+      const scope = cursorScope(tenantId, `guideline-blocks|${row.id}|${q.page ?? ''}`)
       const after = q.cursor !== undefined ? Number(cursors.decode(q.cursor, scope)) : null
       const rows = await sql<GuidelineBlockRow[]>`
         select id, guideline_id, position, page, kind, text, char_start, char_end, source, confidence

@@ -13,6 +13,7 @@ import { documentQuery, readQuery } from '../http/query'
 import { idempotencyKeyOf, runIdempotent, replyWith } from '../http/idempotency'
 import { consumeRate, RATE_PROBLEMS } from '../http/rate-limit'
 import { BODY_PROBLEMS, LIST_PROBLEMS, PATH_PROBLEMS, responses } from '../http/docs'
+import { cursorScope } from '../http/pagination'
 import { subscribeInline } from '../notifications/inline'
 import { enqueueJob } from '../../jobs/queue'
 import { PageOf } from '../../schemas/common'
@@ -74,7 +75,7 @@ export function questionSetRoutes(deps: AppDeps) {
       const tenantId = tenantOf(principal)
       const q = readQuery(QuestionSetListQuery, query)
       const limit = q.limit ?? 50
-      const scope = `question-sets|${q.vertical ?? ''}`
+      const scope = cursorScope(tenantId, `question-sets|${q.vertical ?? ''}`)
       const after = q.cursor !== undefined ? cursors.decode(q.cursor, scope) : null
       const rows = await sql<QuestionSetRow[]>`
         ${selectQuestionSets(sql)}
@@ -133,7 +134,7 @@ export function questionSetRoutes(deps: AppDeps) {
       const q = readQuery(VersionListQuery, query)
       await requireSet(sql, tenantId, params.questionSetId)
       const limit = q.limit ?? 50
-      const scope = `versions|${params.questionSetId}|${q.status ?? ''}`
+      const scope = cursorScope(tenantId, `versions|${params.questionSetId}|${q.status ?? ''}`)
       const after = q.cursor !== undefined ? cursors.decode(q.cursor, scope) : null
       const rows = await sql<VersionRow[]>`
         select ${VERSION_COLUMNS(sql)} from question_set_versions

@@ -9,6 +9,7 @@ import { problems } from '../http/problem'
 import { documentQuery, readQuery } from '../http/query'
 import { idempotencyKeyOf, runIdempotent, replyWith } from '../http/idempotency'
 import { BODY_PROBLEMS, LIST_PROBLEMS, PATH_PROBLEMS, responses } from '../http/docs'
+import { cursorScope } from '../http/pagination'
 import { subscribeInline } from '../notifications/inline'
 import { appendCaseEvent } from '../events'
 import { enqueueJob } from '../../jobs/queue'
@@ -55,7 +56,7 @@ export function reportRoutes(deps: AppDeps) {
       const q = readQuery(ReportListQuery, query)
       if (!(await findScenario(sql, tenantId, params.scenarioId))) throw problems.notFound('scenario')
       const limit = q.limit ?? 50
-      const scope = `reports|${params.scenarioId}`
+      const scope = cursorScope(tenantId, `reports|${params.scenarioId}`)
       const after = q.cursor !== undefined ? cursors.decode(q.cursor, scope) : null
       return cursors.page(await listReports(sql, tenantId, params.scenarioId, after, limit), limit, scope, (r) => r.id, renderReport)
     }, {

@@ -12,6 +12,7 @@ import { ScenarioParams, PageOf } from '../../schemas/common'
 import { Scenario, ScenarioCreate, ScenarioListQuery } from '../../schemas/scenario'
 import { VERTICAL_KEYS } from './verticals'
 import { BODY_PROBLEMS, LIST_PROBLEMS, PATH_PROBLEMS, responses } from '../http/docs'
+import { cursorScope } from '../http/pagination'
 
 /** A row of `scenarios`. */
 export interface ScenarioRow {
@@ -79,7 +80,7 @@ export function scenarioRoutes(deps: AppDeps) {
       const tenantId = tenantOf(principal)
       const q = readQuery(ScenarioListQuery, query)
       const limit = q.limit ?? 50
-      const scope = `scenarios|${q.external_ref ?? ''}`
+      const scope = cursorScope(tenantId, `scenarios|${q.external_ref ?? ''}`)
       const after = q.cursor !== undefined ? cursors.decode(q.cursor, scope) : null
       const rows = await sql<ScenarioRow[]>`
         select id, name, external_ref, status, vertical, created_at, updated_at
@@ -91,7 +92,7 @@ export function scenarioRoutes(deps: AppDeps) {
         limit ${limit + 1}`
       return cursors.page(rows, limit, scope, (r) => r.id, renderScenario)
     }, {
-      access: { roles: ANY_ROLE, scopes: ['scenarios:read', 'scenarios:write'] },
+      access: { roles: ANY_ROLE, scopes: ['scenarios:read', 'scenarios:write'], breakGlass: true },
       detail: { summary: 'List cases, newest first', tags: ['Scenarios'], responses: responses({ 200: PageOf(Scenario) }, LIST_PROBLEMS) },
     })
     .get('/v1/scenarios/:scenarioId', async ({ principal, params }) => {
@@ -99,7 +100,7 @@ export function scenarioRoutes(deps: AppDeps) {
       if (!row) throw problems.notFound('scenario')
       return renderScenario(row)
     }, {
-      access: { roles: ANY_ROLE, scopes: ['scenarios:read', 'scenarios:write'], embed: true },
+      access: { roles: ANY_ROLE, scopes: ['scenarios:read', 'scenarios:write'], embed: true, breakGlass: true },
       params: ScenarioParams,
       detail: { summary: 'Read a case', tags: ['Scenarios'], responses: responses({ 200: Scenario }, PATH_PROBLEMS) },
     })

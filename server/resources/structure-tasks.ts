@@ -11,6 +11,7 @@ import { documentQuery, readQuery } from '../http/query'
 import { idempotencyKeyOf, runIdempotent, replyWith } from '../http/idempotency'
 import { consumeRate, RATE_PROBLEMS } from '../http/rate-limit'
 import { BODY_PROBLEMS, LIST_PROBLEMS, PATH_PROBLEMS, responses } from '../http/docs'
+import { cursorScope } from '../http/pagination'
 import { subscribeInline } from '../notifications/inline'
 import { PageOf } from '../../schemas/common'
 import { VersionParams } from '../../schemas/question-set'
@@ -59,7 +60,7 @@ export function structureTaskRoutes(deps: AppDeps) {
       const q = readQuery(RunListQuery, query)
       if (!(await findVersion(sql, tenantId, params.questionSetId, params.versionId))) throw problems.notFound('version')
       const limit = q.limit ?? 50
-      const scope = `structure-tasks|${params.versionId}`
+      const scope = cursorScope(tenantId, `structure-tasks|${params.versionId}`)
       const after = q.cursor !== undefined ? cursors.decode(q.cursor, scope) : null
       const rows = await sql<StructureTaskRow[]>`
         select * from structure_tasks where tenant_id = ${tenantId} and version_id = ${params.versionId}

@@ -9,13 +9,14 @@ import { accessControl, ANY_ROLE, CASE_WRITERS, tenantOf } from '../auth/access'
 import { problems } from '../http/problem'
 import { documentQuery, readQuery } from '../http/query'
 import { BODY_PROBLEMS, LIST_PROBLEMS, PATH_PROBLEMS, responses } from '../http/docs'
+import { cursorScope } from '../http/pagination'
 import { PageOf, ScenarioParams } from '../../schemas/common'
 import { Supersession, SupersessionDecision, SupersessionListQuery, SupersessionParams } from '../../schemas/authoring'
 import { findScenario } from './scenarios'
 import { decideSupersession, renderSupersession, type SupersessionRow } from '../authoring/supersessions'
 
 const TAGS = ['Supersessions']
-const READ = { roles: ANY_ROLE, scopes: ['scenarios:read', 'scenarios:write'], embed: true } as const
+const READ = { roles: ANY_ROLE, scopes: ['scenarios:read', 'scenarios:write'], embed: true, breakGlass: true } as const
 const DECIDE = { roles: CASE_WRITERS, humanOnly: true } as const
 
 /** Supersession routes. */
@@ -39,7 +40,7 @@ export function supersessionRoutes(deps: AppDeps) {
       const q = readQuery(SupersessionListQuery, query)
       if (!(await findScenario(sql, tenantId, params.scenarioId))) throw problems.notFound('scenario')
       const limit = q.limit ?? 50
-      const scope = `supersessions|${params.scenarioId}|${q.status ?? ''}`
+      const scope = cursorScope(tenantId, `supersessions|${params.scenarioId}|${q.status ?? ''}`)
       const after = q.cursor !== undefined ? cursors.decode(q.cursor, scope) : null
       const rows = await sql<SupersessionRow[]>`
         select * from supersessions where tenant_id = ${tenantId} and scenario_id = ${params.scenarioId}

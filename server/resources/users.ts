@@ -10,6 +10,7 @@ import { ROLES, type Role } from '../auth/principal'
 import { accessControl, ANY_ROLE, tenantOf } from '../auth/access'
 import { documentQuery, readQuery } from '../http/query'
 import { BODY_PROBLEMS, LIST_PROBLEMS, PATH_PROBLEMS, responses } from '../http/docs'
+import { cursorScope } from '../http/pagination'
 import { PageOf } from '../../schemas/common'
 import { User, UserListQuery, UserParams, UserUpdate } from '../../schemas/user'
 import { actorOf, appendAudit } from './audit'
@@ -107,7 +108,7 @@ export function userRoutes(deps: AppDeps) {
       const tenantId = tenantOf(principal)
       const q = readQuery(UserListQuery, query)
       const limit = q.limit ?? 50
-      const scope = `users|${q.status ?? ''}`
+      const scope = cursorScope(tenantId, `users|${q.status ?? ''}`)
       const after = q.cursor !== undefined ? cursors.decode(q.cursor, scope) : null
       const rows = await sql<UserRow[]>`
         select ${USER_COLUMNS(sql)} from users

@@ -19,6 +19,7 @@ import { createApiKey } from '../../server/resources/api-keys'
 import { createTestDatabase, type TestDatabase } from './database'
 import { startRunner, type Runner, type RunnerOptions } from '../../jobs/runner'
 import { SERVER_BODY_LIMIT } from '../../server/http/body'
+import { TEST_AUDIENCE } from './oidc'
 
 /** A running app of a test file. */
 export interface TestApp {
@@ -55,6 +56,8 @@ export async function startApp(options: StartOptions = {}): Promise<TestApp> {
     ...(database.url ? { DATABASE_URL: database.url } : {}),
     SVC_DATA_DIR: dataDir,
     PORT: '0',
+    // A test that trusts the local issuer (tests/helpers/oidc.ts) expects its tokens' audience unless it names one.
+    ...(options.env?.SVC_OIDC_ISSUER !== undefined ? { SVC_OIDC_AUDIENCE: TEST_AUDIENCE } : {}),
     ...options.env,
   })
   const db = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, max: config.dbPoolMax })

@@ -12,7 +12,7 @@ import { ROLES, SCOPES } from '../../server/auth/principal'
 
 setDefaultTimeout(60_000) // file-scoped in Bun 1.4: the preload only reaches the first file
 
-interface AccessEntry { public: boolean; roles: string[]; scopes: string[]; human_only: boolean; operator: boolean; embed: boolean; invitee?: boolean }
+interface AccessEntry { public: boolean; roles: string[]; scopes: string[]; human_only: boolean; operator: boolean; embed: boolean; invitee?: boolean; break_glass?: boolean }
 interface Operation { method: string; path: string; entry: AccessEntry | undefined; hasBody: boolean; documented: string[] }
 
 /** What the table predicts for a principal: admitted, or refused with this status and problem type. */
@@ -35,7 +35,7 @@ let embedScenarioId: string
 beforeAll(async () => {
   issuer = await startIssuer()
   app = await startApp({
-    env: { SVC_OIDC_ISSUER: issuer.issuer, SVC_OPERATOR_SUBJECTS: 'table-operator' },
+    env: { SVC_OIDC_ISSUER: issuer.issuer, SVC_OPERATOR_SUBJECTS: 'table-operator,table-bg-operator' },
     runner: false,
     extend: (a) => { router = a as never },
   })
@@ -47,6 +47,11 @@ beforeAll(async () => {
     return { role, token: await issuer.token(`table-${role}`) }
   }))
   const keys = await Promise.all(SCOPES.map(async (scope) => ({ scope, key: await app.apiKey(t.id, [scope]) })))
+
+  // An operator holding an open break-glass window to that workspace (approved when raised).
+  const bgOperator = await issuer.token('table-bg-operator')
+  const grant = await call(app.url, 'POST', `/v1/tenants/${t.id}/break-glass/requests`, { token: bgOperator, body: { reason: 'authorization table', duration_minutes: 60 } })
+  expect(grant.body).toMatchObject({ status: 'approved', access_active: true })
 
   // A suspended workspace: its admin and its all-scopes key are refused everywhere.
   const s = await app.tenant()
@@ -84,6 +89,10 @@ beforeAll(async () => {
     {
       name: 'operator (no membership)', credential: await issuer.token('table-operator'),
       expect: (e) => (e.public || e.operator || e.invitee ? 'admitted' : refused403()),
+    },
+    {
+      name: 'operator with an open break-glass window', credential: bgOperator,
+      expect: (e, method) => (e.public || e.operator || e.invitee || (e.break_glass && method === 'get') ? 'admitted' : refused403()),
     },
     {
       name: 'person (valid token, no membership, no known organization)', credential: await issuer.token('table-person'),
@@ -143,7 +152,9 @@ describe('the authorization table', () => {
     expect(missing).toEqual([])
     for (const { method, path, entry } of operations) {
       const where = `${method.toUpperCase()} ${path}`
-      expect(Object.keys(entry!).sort(), where).toEqual(expect.arrayContaining(['embed', 'human_only', 'operator', 'public', 'roles', 'scopes']))
+      expect(Object.keys(entry!).sort(), where).toEqual(expect.arrayContaining(['break_glass', 'embed', 'human_only', 'operator', 'public', 'roles', 'scopes']))
+      // Break-glass reaches reads only.
+      if (entry!.break_glass) expect(method, where).toBe('get')
       for (const role of entry!.roles) expect(ROLES as readonly string[], where).toContain(role)
       for (const scope of entry!.scopes) expect(SCOPES as readonly string[], where).toContain(scope)
       if (entry!.human_only) expect(entry!.scopes, where).toEqual([])

@@ -223,6 +223,41 @@ describe('POST /v1/embed/sessions', () => {
     expect(shapes[0]!.body).toMatchObject({ type: 'urn:svc:error:unauthorized', status: 401, instance: '/v1/embed/sessions' })
   })
 
+  test('a body that is not JSON, another content type, an empty, oversized or unreadable body: the same 401', async () => {
+    const post = (raw: BodyInit | undefined, contentType?: string) =>
+      call(app.url, 'POST', '/v1/embed/sessions', { raw, headers: contentType !== undefined ? { 'content-type': contentType } : {} })
+    const valid = async () => JSON.stringify({ handoff: await mintFor(), host_origin: HOST })
+    const json = 'application/json'
+    const failures: [string, Reply][] = [
+      ['a failed exchange (unknown handoff)', await exchange('A'.repeat(43))],
+      ['not JSON', await post('{"handoff": ', json)],
+      ['not JSON at all', await post('handoff=abc&host_origin=x', json)],
+      ['text/plain carrying a valid exchange', await post(await valid(), 'text/plain')],
+      ['form-urlencoded', await post(`handoff=${await mintFor()}&host_origin=${encodeURIComponent(HOST)}`, 'application/x-www-form-urlencoded')],
+      ['multipart', await post((() => { const f = new FormData(); f.set('handoff', 'x'); return f })())],
+      ['no content type', await post(await valid(), '')],
+      ['an empty body', await post(undefined, json)],
+      ['an empty string body', await post('', json)],
+      ['whitespace only', await post('   ', json)],
+      ['JSON null', await post('null', json)],
+      ['a JSON string', await post('"handoff"', json)],
+      ['over 4 KiB', await post(JSON.stringify({ handoff: await mintFor(), host_origin: HOST, pad: 'x'.repeat(5000) }), json)],
+      ['over the JSON limit (1 MiB)', await post(JSON.stringify({ handoff: await mintFor(), host_origin: HOST, pad: 'x'.repeat(1_100_000) }), json)],
+      ['over the upload limit', await post(new Uint8Array(app.config.maxUploadBytes + 1_048_576).fill(0x20), json)],
+      ['invalid UTF-8', await post(new Uint8Array([0x7b, 0x22, 0xff, 0xfe, 0x22, 0x7d]), json)],
+      ['nested 10,000 levels', await post(`{"handoff":${'['.repeat(10_000)}${']'.repeat(10_000)}}`, json)],
+      ['NUL in host_origin', await post(JSON.stringify({ handoff: await mintFor(), host_origin: `${HOST}\u0000` }), json)],
+      ['unpaired surrogate in host_origin', await post(`{"handoff":"${await mintFor()}","host_origin":"\\ud800"}`, json)],
+    ]
+    const shapes = failures.map(([cause, r]) => {
+      expect({ cause, status: r.status }).toEqual({ cause, status: 401 })
+      return shapeOf401(r)
+    })
+    for (const s of shapes) expect(s).toEqual(shapes[0]!)
+    // The route still takes a well-formed exchange with a charset parameter.
+    expect((await post(await valid(), 'application/json; charset=utf-8')).status).toBe(201)
+  })
+
   test('an origin removed from the allow-list between mint and exchange: 401', async () => {
     const handoff = await mintFor(caseA, alice, OTHER_HOST)
     await setOrigins([HOST])

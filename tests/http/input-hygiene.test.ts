@@ -55,7 +55,9 @@ describe('every operation with a body', () => {
         const p = problemOf(r)
         expect(p.type).toStartWith('urn:svc:error:')
         seen.push(`${method} ${path.replace(/[0-9a-f-]{36}/g, '{id}')} ${name} -> ${r.status}`)
-        expect({ op: `${method} ${path}`, name, ok: statuses.includes(r.status) }).toEqual({ op: `${method} ${path}`, name, ok: true })
+        // The embed session exchange answers every failure, an unreadable body included, with the same 401.
+        const expected = path === '/v1/embed/sessions' ? [401] : statuses
+        expect({ op: `${method} ${path}`, name, ok: expected.includes(r.status) }).toEqual({ op: `${method} ${path}`, name, ok: true })
       }
     }
     expect(seen.length).toBe(ops.length * cases.length)

@@ -95,6 +95,37 @@ describe('refused webhook targets', () => {
     })
   }
 
+  // IPv4-compatible IPv6 and the deprecated or special IPv6 ranges, as URL hosts. The rows are written
+  // directly (a subscription's target is judged at send time, on every send).
+  const specialV6Targets: [string, string][] = [
+    ['IPv4-compatible loopback [::127.0.0.1]', '[::127.0.0.1]'],
+    ['IPv4-compatible loopback, hex [::7f00:1]', '[::7f00:1]'],
+    ['IPv4-compatible metadata address [::a9fe:a9fe]', '[::a9fe:a9fe]'],
+    ['IPv4-compatible private [::10.0.0.1]', '[::10.0.0.1]'],
+    ['IPv4-translated [::ffff:0:7f00:1]', '[::ffff:0:7f00:1]'],
+    ['site-local fec0::/10', '[fec0::1]'],
+    ['6to4 of 127.0.0.1', '[2002:7f00:1::1]'],
+    ['6to4 of 169.254.169.254', '[2002:a9fe:a9fe::1]'],
+    ['Teredo 2001::/32', '[2001::1]'],
+    ['NAT64 of 127.0.0.1', '[64:ff9b::127.0.0.1]'],
+    ['NAT64 of 10.0.0.1 (local-use 64:ff9b:1::/48)', '[64:ff9b:1::a00:1]'],
+    ['ORCHID 2001:10::/28', '[2001:10::1]'],
+    ['ORCHIDv2 2001:20::/28', '[2001:20::1]'],
+    ['documentation 2001:db8::/32', '[2001:db8::1]'],
+    ['documentation 3fff::/20', '[3fff::1]'],
+    ['discard 100::/64', '[100::1]'],
+    ['IETF-reserved ::1:0:0:1', '[::1:0:0:1]'],
+  ]
+  for (const [name, host] of specialV6Targets) {
+    test(`${name}: dead-lettered at send time with 0 attempts and no connection`, async () => {
+      const dialled = connectedTo.length
+      const { d, deliveryId } = await deliverTo(`https://${host}:${trap.port}/hook`, { viaSql: true })
+      expect(connectedTo.length).toBe(dialled)
+      await expectRefused(d, deliveryId, 'refused_private_address')
+      expect(trap.requests).toHaveLength(0)
+    })
+  }
+
   test('an http URL is refused at send time with 0 attempts (and at write time with 422)', async () => {
     const before = receiver.requests.length
     const { d, deliveryId } = await deliverTo(`http://127.0.0.2:${receiver.port}/plain`, { viaSql: true })

@@ -12,6 +12,8 @@ const bad: Array<[string, Record<string, string>]> = [
   ['DATABASE_URL', { DATABASE_URL: 'postgres://svc@localhost/svc?host=var/run/postgresql' }],
   ['SVC_BASE_URL', { SVC_BASE_URL: 'not a url' }],
   ['SVC_OIDC_ISSUER', { SVC_OIDC_ISSUER: 'ftp://idp' }],
+  ['SVC_OIDC_AUDIENCE', { SVC_OIDC_ISSUER: 'https://idp.example' }],
+  ['SVC_OIDC_AUDIENCE', { SVC_OIDC_ISSUER: 'https://idp.example', SVC_OIDC_AUDIENCE: 'svc-api,,other' }],
   ['SVC_SMTP_URL', { SVC_SMTP_URL: 'http://mail' }],
   ['SVC_RATE_RUN', { SVC_RATE_RUN: 'ten' }],
   ['SVC_RATE_UNIT', { SVC_RATE_UNIT: '0/2' }],
@@ -56,4 +58,15 @@ test('the service process exits non-zero printing only that line', async () => {
   const [code, stderr] = await Promise.all([proc.exited, new Response(proc.stderr).text()])
   expect(code).toBe(2)
   expect(stderr.trim()).toBe('invalid configuration: SVC_RATE_RUN must be burst/refill_seconds like 10/30, got "lots"')
+})
+
+test('an issuer without an audience stops the start: exit 2 and one line naming SVC_OIDC_AUDIENCE', async () => {
+  const { SVC_OIDC_AUDIENCE: _unset, ...inherited } = process.env
+  const proc = Bun.spawn(['bun', 'server/main.ts'], { env: { ...inherited, SVC_OIDC_ISSUER: 'https://idp.example' }, stdout: 'pipe', stderr: 'pipe' })
+  const [code, stderr] = await Promise.all([proc.exited, new Response(proc.stderr).text()])
+  expect(code).toBe(2)
+  expect(stderr.trim()).toBe("invalid configuration: SVC_OIDC_AUDIENCE must be set when SVC_OIDC_ISSUER is set (the aud value the issuer puts in this service's access tokens)")
+  const c = loadConfig({ SVC_OIDC_ISSUER: 'https://idp.example/', SVC_OIDC_AUDIENCE: ' svc-api , https://svc.example ' })
+  expect(c.oidcAudience).toEqual(['svc-api', 'https://svc.example'])
+  expect(loadConfig({ SVC_OIDC_AUDIENCE: 'svc-api' }).oidcAudience).toBeUndefined()
 })
