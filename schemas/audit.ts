@@ -3,7 +3,7 @@
  */
 import { t } from 'elysia'
 import { Type } from '@sinclair/typebox'
-import { Timestamp, Uuid } from './common'
+import { Timestamp, Uuid, Int } from './common'
 
 /** Who did something: a member, an API key, a platform operator or the operator CLI. */
 export const AuditActor = t.Object({
@@ -15,7 +15,7 @@ export const AuditActor = t.Object({
 /** One entry of the chain. */
 export const AuditEvent = t.Object({
   id: Uuid,
-  seq: t.Integer({ minimum: 1, description: 'Position in the workspace chain, from 1 without gaps' }),
+  seq: Int({ minimum: 1, description: 'Position in the workspace chain, from 1 without gaps' }),
   kind: t.String({ description: 'e.g. tenant.settings.updated' }),
   actor: AuditActor,
   data: t.Record(t.String(), t.Unknown(), { description: 'Kind-specific; tenant.settings.updated carries before and after' }),

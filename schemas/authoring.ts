@@ -4,7 +4,7 @@
  */
 import { t } from 'elysia'
 import { Type } from '@sinclair/typebox'
-import { Timestamp, Uuid } from './common'
+import { Timestamp, Uuid, Int } from './common'
 import { Block, DocumentCreate, PageSummary, UploadInstructions } from './document'
 import { QuestionSchema, Criticality, AnswerTypeSchema } from './question-set'
 import { InlineNotifications } from '../server/notifications/inline'
@@ -27,7 +27,7 @@ export const QuestionGroup = t.Object({
   id: Uuid,
   name: t.String(),
   description: t.Optional(t.String()),
-  guideline_count: t.Integer(),
+  guideline_count: Int(),
   created_at: Timestamp,
   updated_at: Timestamp,
 })
@@ -54,11 +54,11 @@ export const Guideline = t.Object({
   replaces_guideline_id: t.Optional(Uuid),
   filename: t.String(),
   content_type: t.String(),
-  size_bytes: t.Integer(),
+  size_bytes: Int(),
   checksum_sha256: t.Optional(t.String()),
   status: t.Union(guidelineStatuses.map((s) => t.Literal(s))),
-  page_count: t.Optional(t.Integer()),
-  block_count: t.Optional(t.Integer()),
+  page_count: t.Optional(Int()),
+  block_count: t.Optional(Int()),
   pages: t.Optional(PageSummary),
   error_code: t.Optional(t.Union([t.Literal('guideline_ingestion_failed'), t.Literal('unsupported_pending')])),
   error_detail: t.Optional(t.String()),
@@ -89,7 +89,7 @@ export const GuidelineBlockListQuery = Type.Object({ ...page, page: Type.Optiona
 export const Citation = t.Object({
   guideline_id: Uuid,
   block_id: Uuid,
-  page: t.Integer(),
+  page: Int(),
   quote: t.String({ description: 'A span of the block text.' }),
 })
 
@@ -108,9 +108,9 @@ export const DraftQuestion = t.Composite([QuestionSchema, t.Object({
 
 /** Money and tokens used by a run. */
 export const Usage = t.Object({
-  input_tokens: t.Integer(),
-  output_tokens: t.Integer(),
-  cost_micro: t.Integer({ description: 'Cost in integer micro-units of the billing currency.' }),
+  input_tokens: Int(),
+  output_tokens: Int(),
+  cost_micro: Int({ description: 'Cost in integer micro-units of the billing currency.' }),
   cost: t.String({ description: 'The same cost as a decimal string.' }),
 })
 
@@ -129,8 +129,8 @@ export const GenerationRun = t.Object({
   generator: t.Union([t.Literal('builtin'), t.Literal('model')]),
   status: t.String({ description: 'queued, running, stalled, succeeded, failed or canceled' }),
   paused_reason: t.Optional(t.String({ description: 'On a stalled run: vendor_outage or budget_exceeded.' })),
-  outage_checks: t.Integer(),
-  progress: t.Object({ steps_total: t.Union([t.Integer(), t.Null()]), steps_done: t.Integer(), drafted: t.Integer() }),
+  outage_checks: Int(),
+  progress: t.Object({ steps_total: t.Union([Int(), t.Null()]), steps_done: Int(), drafted: Int() }),
   usage: Usage,
   error_code: t.Optional(t.String()),
   error_detail: t.Optional(t.String()),
@@ -181,7 +181,7 @@ export const DiffRun = t.Object({
   previous_guideline_id: Uuid,
   base_version_id: Uuid,
   status: t.String({ description: 'queued, running, succeeded or failed' }),
-  summary: t.Optional(t.Object({ blocks_added: t.Integer(), blocks_removed: t.Integer(), blocks_changed: t.Integer(), blocks_unchanged: t.Integer() })),
+  summary: t.Optional(t.Object({ blocks_added: Int(), blocks_removed: Int(), blocks_changed: Int(), blocks_unchanged: Int() })),
   block_changes: t.Optional(t.Array(t.Object({
     change: t.Union([t.Literal('added'), t.Literal('removed'), t.Literal('changed')]),
     old_block_id: t.Optional(Uuid),
@@ -272,18 +272,18 @@ export const SupersessionDecision = t.Object({ note: t.Optional(t.String({ maxLe
 
 /** PUT /v1/tenants/{tenantId}/cost-budget body: one of limit_micro or limit. */
 export const BudgetWrite = t.Object({
-  limit_micro: t.Optional(t.Integer({ minimum: 0 })),
+  limit_micro: t.Optional(Int({ minimum: 0 })),
   limit: t.Optional(t.String({ pattern: '^\\d{1,12}(\\.\\d{1,6})?$', description: 'Decimal string, e.g. "25.50".' })),
 })
 
 /** A workspace's budget and what it has spent. */
 export const Budget = t.Object({
   tenant_id: Uuid,
-  limit_micro: t.Union([t.Integer(), t.Null()]),
+  limit_micro: t.Union([Int(), t.Null()]),
   limit: t.Union([t.String(), t.Null()]),
-  spent_micro: t.Integer(),
+  spent_micro: Int(),
   spent: t.String(),
-  input_tokens: t.Integer(),
-  output_tokens: t.Integer(),
+  input_tokens: Int(),
+  output_tokens: Int(),
   exceeded: t.Boolean(),
 })

@@ -4,7 +4,7 @@
  */
 import { t } from 'elysia'
 import { Type } from '@sinclair/typebox'
-import { Timestamp, Uuid } from './common'
+import { Timestamp, Uuid, Int } from './common'
 
 const Status = t.Union([t.Literal('requested'), t.Literal('approved'), t.Literal('denied')])
 
@@ -14,7 +14,7 @@ export const BreakGlassRequest = t.Object({
   tenant_id: Uuid,
   operator_sub: t.String({ description: 'The requesting operator (JWT subject)' }),
   reason: t.String(),
-  duration_minutes: t.Integer({ description: 'Length of the access window once approved' }),
+  duration_minutes: Int({ description: 'Length of the access window once approved' }),
   approval_required: t.Boolean({ description: 'The workspace required its own approval when the request was raised' }),
   status: Status,
   access_active: t.Boolean({ description: 'Approved and the access window has not lapsed' }),
@@ -28,7 +28,7 @@ export const BreakGlassRequest = t.Object({
 /** The operator's request body. */
 export const BreakGlassCreate = t.Object({
   reason: t.String({ minLength: 1, maxLength: 2000 }),
-  duration_minutes: t.Optional(t.Integer({ minimum: 1, maximum: 1440, default: 60, description: 'Access window once approved; default 60' })),
+  duration_minutes: t.Optional(Int({ minimum: 1, maximum: 1440, default: 60, description: 'Access window once approved; default 60' })),
 })
 
 /** An admin's decision body. */

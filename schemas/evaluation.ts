@@ -4,7 +4,7 @@
  */
 import { t } from 'elysia'
 import { Type } from '@sinclair/typebox'
-import { Timestamp, Uuid } from './common'
+import { Timestamp, Uuid, Int } from './common'
 import { InlineNotifications } from '../server/notifications/inline'
 
 /** POST /v1/scenarios/{id}/evaluate body (optional). */
@@ -22,9 +22,9 @@ export const Evaluation = t.Object({
   question_set_id: Uuid,
   question_set_version_id: Uuid,
   engine: t.String({ description: 'builtin (deterministic, no network) or model (SVC_MODEL_URL)' }),
-  progress: t.Object({ answered: t.Integer(), total: t.Integer() }),
-  document_count: t.Optional(t.Integer({ description: 'Processed documents of the case the evaluation read' })),
-  block_count: t.Optional(t.Integer()),
+  progress: t.Object({ answered: Int(), total: Int() }),
+  document_count: t.Optional(Int({ description: 'Processed documents of the case the evaluation read' })),
+  block_count: t.Optional(Int()),
   error_code: t.Optional(t.String({ description: 'evaluation_failed or evaluation_canceled' })),
   error: t.Optional(t.String({ description: 'Why it failed; never document content' })),
   created_at: Timestamp,
@@ -65,7 +65,7 @@ export const Evidence = t.Object({
   question_key: t.String(),
   document_id: Uuid,
   block_id: Uuid,
-  page: t.Integer({ minimum: 1 }),
+  page: Int({ minimum: 1 }),
   quote: t.String(),
 })
 

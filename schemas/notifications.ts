@@ -4,7 +4,7 @@
  */
 import { t } from 'elysia'
 import { Type } from '@sinclair/typebox'
-import { Timestamp, Uuid } from './common'
+import { Timestamp, Uuid, Int } from './common'
 import { TASK_KINDS } from '../server/notifications/outcomes'
 
 /** An email target. */
@@ -59,7 +59,7 @@ export const DeliveryParams = t.Object({ subscriptionId: Uuid, deliveryId: Uuid 
 
 /** The notification envelope: the body of every delivery, both channels. */
 export const Envelope = t.Object({
-  schema_version: t.Integer({ description: 'Currently 1.' }),
+  schema_version: Int({ description: 'Currently 1.' }),
   delivery_id: Uuid,
   event_type: t.String({ description: 'task.completed, task.failed or task.stalled' }),
   task_kind: t.String(),
@@ -78,10 +78,10 @@ export const Envelope = t.Object({
 /** One entry of a delivery's history: a send (counted) or a refusal (not counted). */
 export const DeliveryAttempt = t.Object({
   attempted_at: Timestamp,
-  cycle: t.Integer({ description: 'The retry cycle (1, then one more per redeliver).' }),
+  cycle: Int({ description: 'The retry cycle (1, then one more per redeliver).' }),
   counted: t.Boolean({ description: 'Whether the attempt consumed one of the 8 attempts of its cycle.' }),
-  duration_ms: t.Integer(),
-  response_status: t.Optional(t.Integer({ description: 'The HTTP status the receiver answered.' })),
+  duration_ms: Int(),
+  response_status: t.Optional(Int({ description: 'The HTTP status the receiver answered.' })),
   error: t.Optional(t.String({ description: 'Error class: timeout, connect_timeout, connection_error, tls_error, dns_error, smtp_error, refused_http_url, refused_private_address, refused_no_signing_secret.' })),
 })
 
@@ -95,8 +95,8 @@ export const Delivery = t.Object({
   event_type: t.String(),
   channel: Channel,
   status: t.String({ description: 'pending, delivered or dead_lettered' }),
-  attempts: t.Integer({ description: 'Cumulative; never reset by redeliver.' }),
-  cycle: t.Integer(),
+  attempts: Int({ description: 'Cumulative; never reset by redeliver.' }),
+  cycle: Int(),
   next_attempt_at: t.Optional(Timestamp),
   delivered_at: t.Optional(Timestamp),
   dead_lettered_at: t.Optional(Timestamp),

@@ -3,7 +3,7 @@
  */
 import { t } from 'elysia'
 import { Type } from '@sinclair/typebox'
-import { Timestamp, Uuid } from './common'
+import { Timestamp, Uuid, Int } from './common'
 import { InlineNotifications } from '../server/notifications/inline'
 
 /** A question's criticality: what a failed or missing answer does to the decision. */
@@ -64,7 +64,7 @@ export const PublishRequest = t.Object({
 export const QuestionSetVersion = t.Object({
   id: Uuid,
   question_set_id: Uuid,
-  number: t.Integer({ minimum: 1 }),
+  number: Int({ minimum: 1 }),
   status: t.String({ description: 'draft, publishing, published or failed' }),
   questions: t.Array(QuestionSchema),
   etag: t.String({ description: 'Equals the ETag header; send it as If-Match to edit or publish this version.' }),

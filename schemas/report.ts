@@ -3,7 +3,7 @@
  */
 import { t } from 'elysia'
 import { Type } from '@sinclair/typebox'
-import { Timestamp, Uuid } from './common'
+import { Timestamp, Uuid, Int } from './common'
 import { InlineNotifications } from '../server/notifications/inline'
 
 /** POST /v1/scenarios/{id}/reports body (optional). */
@@ -19,8 +19,8 @@ export const Report = t.Object({
   evaluation_id: Uuid,
   status: t.String({ description: 'queued, succeeded or failed' }),
   content_type: t.Literal('application/pdf'),
-  size_bytes: t.Optional(t.Integer()),
-  page_count: t.Optional(t.Integer()),
+  size_bytes: t.Optional(Int()),
+  page_count: t.Optional(Int()),
   download: t.Optional(t.String({ description: 'The path of the PDF, once succeeded' })),
   error: t.Optional(t.String()),
   created_at: Timestamp,

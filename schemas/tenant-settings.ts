@@ -2,6 +2,7 @@
  * Tenant settings: the full-replace document of GET/PUT /v1/tenant-settings.
  */
 import { t } from 'elysia'
+import { Int } from './common'
 
 const origins = {
   description: 'Exact lower-case https origins (scheme, host, optional port; no path, query, fragment, userinfo or wildcard), '
@@ -15,7 +16,7 @@ const approval = { description: "When true, an operator's break-glass request ne
 export const TenantSettingsInput = t.Object({
   embed_allowed_origins: t.Optional(t.Array(t.String(), origins)),
   time_zone: t.Optional(t.Union([t.String({ maxLength: 64 }), t.Null()], timeZone)),
-  notification_retention_days: t.Optional(t.Union([t.Integer({ minimum: 1, maximum: 3650 }), t.Null()], retention)),
+  notification_retention_days: t.Optional(t.Union([Int({ minimum: 1, maximum: 3650 }), t.Null()], retention)),
   break_glass_require_tenant_approval: t.Optional(t.Boolean(approval)),
 })
 
@@ -23,6 +24,6 @@ export const TenantSettingsInput = t.Object({
 export const TenantSettings = t.Object({
   embed_allowed_origins: t.Array(t.String(), origins),
   time_zone: t.String(timeZone),
-  notification_retention_days: t.Integer(retention),
+  notification_retention_days: Int(retention),
   break_glass_require_tenant_approval: t.Boolean(approval),
 })

@@ -6,6 +6,7 @@ import { Elysia } from 'elysia'
 import type { AppDeps } from './deps'
 import { requestId } from './http/request-id'
 import { problemErrors } from './http/errors'
+import { RouteMethods } from './http/methods'
 import { jsonBody } from './http/body'
 import { serveOpenApiDocument } from './http/openapi-document'
 import { healthRoutes } from './resources/health'
@@ -37,9 +38,10 @@ import { supersessionRoutes } from './resources/supersessions'
 
 /** Builds the whole HTTP application over its dependencies. */
 export function createApp(deps: AppDeps) {
+  const methods = new RouteMethods()
   const app = new Elysia({ name: 'svc' })
     .use(requestId)
-    .use(problemErrors)
+    .use(problemErrors(methods))
     .use(jsonBody(deps.config.maxJsonBodyBytes))
     .use(healthRoutes(deps))
     .use(verticalRoutes(deps))
@@ -67,7 +69,9 @@ export function createApp(deps: AppDeps) {
     .use(diffRunRoutes(deps))
     .use(structureTaskRoutes(deps))
     .use(supersessionRoutes(deps))
-  return serveOpenApiDocument(app)
+  const served = serveOpenApiDocument(app, deps.config.baseUrl)
+  methods.load(served.routes)
+  return served
 }
 
 /** The type of the built application. */

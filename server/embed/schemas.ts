@@ -2,7 +2,7 @@
  * Request and response shapes of the embed routes.
  */
 import { t } from 'elysia'
-import { Timestamp, Uuid } from '../../schemas/common'
+import { Timestamp, Uuid, Int } from '../../schemas/common'
 
 /** POST /v1/embed/handoffs body. */
 export const HandoffCreate = t.Object({
@@ -28,5 +28,5 @@ export const EmbedSession = t.Object({
   session: t.String({ description: 'Opaque bearer; send as Authorization: Bearer on GETs of the bound case.' }),
   scenario_id: Uuid,
   expires_at: Timestamp,
-  expires_in: t.Integer({ description: 'Seconds until the session lapses.' }),
+  expires_in: Int({ description: 'Seconds until the session lapses.' }),
 })

@@ -17,8 +17,9 @@ export function documentQuery(method: string, path: string, schema: TObject): vo
   ;(documented[path] ??= {})[method.toLowerCase()] = { query: schema }
 }
 
-/** The registered query schemas in the shape @elysiajs/openapi takes as `references`. */
-export const queryReferences = () => documented
+/** The registered query schemas, by Elysia path and lower-case method. */
+export const documentedQueries = (): Record<string, Record<string, TObject>> =>
+  Object.fromEntries(Object.entries(documented).map(([path, methods]) => [path, Object.fromEntries(Object.entries(methods).map(([m, v]) => [m, v.query]))]))
 
 const isNumeric = (s: { [Kind]?: string; type?: unknown }) => s.type === 'integer' || s.type === 'number'
 

@@ -118,7 +118,7 @@ export function documentRoutes(deps: AppDeps) {
     }, {
       access: WRITE,
       params: DocumentParams,
-      body: t.Union([DocumentComplete, t.Null()]),
+      body: t.Optional(DocumentComplete),
       detail: {
         summary: 'Finalize an upload and begin ingestion (unit-of-work rate class)',
         tags: TAGS,
@@ -132,7 +132,7 @@ export function documentRoutes(deps: AppDeps) {
     }, {
       access: WRITE,
       params: DocumentParams,
-      body: t.Union([DocumentComplete, t.Null()]),
+      body: t.Optional(DocumentComplete),
       detail: {
         summary: 'Read a processed document again (unit-of-work rate class)',
         tags: TAGS,

@@ -79,7 +79,7 @@ export function evaluationRoutes(deps: AppDeps) {
     }, {
       access: EVALUATION_WRITE,
       params: ScenarioParams,
-      body: t.Union([EvaluateRequest, t.Null()]),
+      body: t.Optional(EvaluateRequest),
       detail: {
         summary: "Evaluate a case: 202 and an evaluation_run task pinned to the newest published version for the case's vertical (or the one named); 409 when none exists",
         tags: ['Evaluations'],
@@ -122,7 +122,7 @@ export function evaluationRoutes(deps: AppDeps) {
     }, {
       access: EVALUATION_WRITE,
       params: EvaluationParams,
-      body: t.Union([CancelRequest, t.Null()]),
+      body: t.Optional(CancelRequest),
       detail: {
         summary: 'Cancel a queued or running evaluation (ends it canceled: task.failed with evaluation_canceled); repeating it is harmless',
         tags: ['Evaluations'],

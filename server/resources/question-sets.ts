@@ -209,7 +209,7 @@ export function questionSetRoutes(deps: AppDeps) {
     }, {
       access: QUESTION_SET_WRITE,
       params: VersionParams,
-      body: t.Union([PublishRequest, t.Null()]),
+      body: t.Optional(PublishRequest),
       detail: {
         summary: 'Publish a version: 202 and a question_set_publish task whose task_id is the version id',
         tags: ['Question sets'],
