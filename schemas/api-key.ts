@@ -3,7 +3,7 @@
  */
 import { t } from 'elysia'
 import { Type } from '@sinclair/typebox'
-import { Timestamp, Uuid } from './common'
+import { Timestamp, Uuid, named } from './common'
 
 const Environment = t.Union([t.Literal('live'), t.Literal('test')])
 
@@ -16,7 +16,7 @@ export const ApiKeyCreate = t.Object({
 })
 
 /** An API key record. */
-export const ApiKey = t.Object({
+export const ApiKey = named('ApiKey', t.Object({
   id: Uuid,
   name: t.String(),
   key_prefix: t.String({ description: 'The first characters of the key, to tell keys apart' }),
@@ -25,7 +25,7 @@ export const ApiKey = t.Object({
   expires_at: t.Union([Timestamp, t.Null()]),
   revoked_at: t.Union([Timestamp, t.Null()]),
   created_at: Timestamp,
-})
+}))
 
 /** The creation response: the record plus the plaintext key, shown only here. */
 export const ApiKeyCreated = t.Composite([ApiKey, t.Object({ key: t.String({ description: 'The plaintext key; shown once, only its hash is stored' }) })])

@@ -4,12 +4,12 @@
  */
 import { t } from 'elysia'
 import { Type } from '@sinclair/typebox'
-import { Timestamp, Uuid, Int } from './common'
+import { Timestamp, Uuid, Int, named } from './common'
 
 const Status = t.Union([t.Literal('requested'), t.Literal('approved'), t.Literal('denied')])
 
 /** An operator's access request. */
-export const BreakGlassRequest = t.Object({
+export const BreakGlassRequest = named('BreakGlassRequest', t.Object({
   id: Uuid,
   tenant_id: Uuid,
   operator_sub: t.String({ description: 'The requesting operator (JWT subject)' }),
@@ -23,7 +23,7 @@ export const BreakGlassRequest = t.Object({
   decided_by_user_id: t.Optional(Uuid),
   decision_note: t.Optional(t.String()),
   created_at: Timestamp,
-})
+}))
 
 /** The operator's request body. */
 export const BreakGlassCreate = t.Object({

@@ -3,7 +3,7 @@
  */
 import { t } from 'elysia'
 import { Type } from '@sinclair/typebox'
-import { Timestamp, Uuid, Int } from './common'
+import { Timestamp, Uuid, Int, named } from './common'
 import { InlineNotifications } from '../server/notifications/inline'
 
 /** Path parameters naming a document of a case. */
@@ -20,17 +20,17 @@ export const DocumentCreate = t.Object({
 const statuses = ['awaiting_upload', 'processing', 'ready', 'ready_degraded', 'failed', 'unsupported_pending'] as const
 
 /** How the pages of a processed file ended: every page has exactly one outcome. */
-export const PageSummary = t.Object({
+export const PageSummary = named('PageSummary', t.Object({
   total: Int({ description: 'Pages of the file (1 for formats without pages), read or not.' }),
   text_layer: Int({ description: 'Pages read from their own text.' }),
   ocr: Int({ description: 'Pages read by optical character recognition.' }),
   blank: Int({ description: 'Pages genuinely empty; they do not degrade the file.' }),
   unreadable: Int({ description: 'Pages that held something and gave no text; error_detail names them and why.' }),
   low_confidence_blocks: Int({ description: 'OCR blocks under 60 confidence: kept, counted here.' }),
-}, { description: 'Once processed (files processed before per-page accounting have none).' })
+}, { description: 'Once processed (files processed before per-page accounting have none).' }))
 
 /** A document as every endpoint returns it. */
-export const Document = t.Object({
+export const Document = named('Document', t.Object({
   id: Uuid,
   scenario_id: Uuid,
   parent_document_id: t.Optional(Uuid),
@@ -48,15 +48,15 @@ export const Document = t.Object({
   processed_at: t.Optional(Timestamp),
   created_at: Timestamp,
   updated_at: Timestamp,
-})
+}))
 
 /** The upload instructions of a new document. */
-export const UploadInstructions = t.Object({
+export const UploadInstructions = named('UploadInstructions', t.Object({
   method: t.Literal('PUT'),
   url: t.String({ description: 'Signed URL; needs no Authorization header; valid 15 minutes; bound to this document, its size and content type.' }),
   headers: t.Record(t.String(), t.String(), { description: 'Headers the PUT must carry.' }),
   expires_at: Timestamp,
-})
+}))
 
 /** The 201 of upload start: the document plus its upload instructions. */
 export const DocumentCreated = t.Composite([Document, t.Object({ upload: UploadInstructions })])
@@ -65,7 +65,7 @@ export const DocumentCreated = t.Composite([Document, t.Object({ upload: UploadI
 export const DocumentComplete = t.Object({ notifications: InlineNotifications })
 
 /** One block of a processed document. */
-export const Block = t.Object({
+export const Block = named('Block', t.Object({
   id: Uuid,
   document_id: Uuid,
   position: Int({ description: '0-based reading order.' }),
@@ -78,7 +78,7 @@ export const Block = t.Object({
   confidence: t.Optional(Int({ minimum: 0, maximum: 100, description: 'Mean OCR word confidence of an ocr block.' })),
   cells: t.Optional(t.Array(t.Object({ column: t.String(), value: t.String() }), { description: 'A table row of a CSV or spreadsheet: each cell by the name its column has in the header row; values as text (ISO dates, exact decimals, formulas as their cached results).' })),
   sheet: t.Optional(t.String({ description: 'The sheet of a spreadsheet block (its page is the sheet\'s position).' })),
-})
+}))
 
 /** GET .../documents query. */
 export const DocumentListQuery = Type.Object({
@@ -95,10 +95,10 @@ export const BlockListQuery = Type.Object({
 })
 
 /** One entry of the file-type registry. */
-export const FileTypeEntry = t.Object({
+export const FileTypeEntry = named('FileType', t.Object({
   id: t.String({ description: 'The content type.' }),
   content_type: t.String(),
   label: t.String(),
   extensions: t.Array(t.String()),
   has_ingestion_adapter: t.Boolean({ description: 'False: accepted and stored, then unsupported_pending.' }),
-})
+}))

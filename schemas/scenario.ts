@@ -3,7 +3,7 @@
  */
 import { t } from 'elysia'
 import { Type } from '@sinclair/typebox'
-import { Timestamp, Uuid } from './common'
+import { Timestamp, Uuid, named } from './common'
 
 /** POST /v1/scenarios body. */
 export const ScenarioCreate = t.Object({
@@ -13,15 +13,15 @@ export const ScenarioCreate = t.Object({
 })
 
 /** A scenario as every endpoint returns it. */
-export const Scenario = t.Object({
+export const Scenario = named('Scenario', t.Object({
   id: Uuid,
   name: t.String(),
   external_ref: t.Optional(t.String()),
-  status: t.String({ description: 'created on creation' }),
+  status: t.String({ description: '`created` on creation; other values may be added (Versioning 3)' }),
   vertical: t.Optional(t.String()),
   created_at: Timestamp,
   updated_at: Timestamp,
-})
+}))
 
 /** GET /v1/scenarios query: the page query plus an exact external_ref filter. */
 export const ScenarioListQuery = Type.Object({

@@ -2,7 +2,7 @@
  * Tenant settings: the full-replace document of GET/PUT /v1/tenant-settings.
  */
 import { t } from 'elysia'
-import { Int } from './common'
+import { Int, named } from './common'
 
 const origins = {
   description: 'Exact lower-case https origins (scheme, host, optional port; no path, query, fragment, userinfo or wildcard), '
@@ -21,9 +21,9 @@ export const TenantSettingsInput = t.Object({
 })
 
 /** The settings as GET and PUT return them (the values in force). */
-export const TenantSettings = t.Object({
+export const TenantSettings = named('TenantSettings', t.Object({
   embed_allowed_origins: t.Array(t.String(), origins),
   time_zone: t.String(timeZone),
   notification_retention_days: Int(retention),
   break_glass_require_tenant_approval: t.Boolean(approval),
-})
+}))

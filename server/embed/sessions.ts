@@ -13,7 +13,7 @@ import { problems } from '../http/problem'
 import { responses } from '../http/docs'
 import { hashSecret, isSecretShaped, mintSecret } from './secrets'
 import { allowedOrigins } from './origins'
-import { EmbedSession } from './schemas'
+import { EmbedSession, SessionCreate } from './schemas'
 
 /** A successful exchange. */
 export interface ExchangedSession { session: string; scenario_id: string; expires_at: string; expires_in: number }
@@ -95,6 +95,7 @@ export function sessionRoutes(deps: AppDeps) {
         // that breaks it is a failed exchange (401), never a 422.
         description: 'Body: `{"handoff": "<from svc:init>", "host_origin": "<the origin the frame pinned>"}`. Any failure (a malformed body, an unknown, expired or spent handoff, another origin, an origin no longer allow-listed, an inactive person, a case not in the workspace) is the same 401.',
         tags: ['Embed'],
+        requestBody: { required: true, content: { 'application/json': { schema: SessionCreate } } },
         responses: responses({ 201: EmbedSession }, ['unauthorized', 'malformed', 'payload_too_large', 'unsupported_media_type']),
       },
     })

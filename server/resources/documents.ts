@@ -213,7 +213,7 @@ export function documentRoutes(deps: AppDeps) {
       detail: {
         summary: 'Download the bytes of a document (streamed, as an attachment)',
         tags: TAGS,
-        responses: { ...responses({}, [...PATH_PROBLEMS, 'conflict']), 200: { description: 'The document bytes, with its content type', content: { 'application/octet-stream': { schema: { type: 'string', format: 'binary' } } } } },
+        responses: { ...responses({}, [...PATH_PROBLEMS, 'conflict']), 200: { description: 'The document bytes, in the content type declared at upload (text/plain, application/pdf, ...)', content: { '*/*': { schema: { type: 'string', format: 'binary' } } } } },
       },
     })
 }
