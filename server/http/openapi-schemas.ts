@@ -37,6 +37,10 @@ export class SchemaWriter {
       const { anyOf: _members, ...options } = rest
       return { ...(this.shapeEach(options) as object), type: 'string', enum: literals as string[] }
     }
+    if (typeof rest.const === 'string') {
+      const { const: value, ...options } = rest
+      return { ...(this.shapeEach(options) as object), type: 'string', enum: [value] }
+    }
     const patterns = rest.patternProperties
     if (patterns && typeof patterns === 'object' && !Array.isArray(patterns) && Object.keys(patterns).length === 1 && patterns['^(.*)$'] !== undefined) {
       const { patternProperties: _p, ...options } = rest
