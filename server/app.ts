@@ -39,7 +39,9 @@ import { supersessionRoutes } from './resources/supersessions'
 /** Builds the whole HTTP application over its dependencies. */
 export function createApp(deps: AppDeps) {
   const methods = new RouteMethods()
-  const app = new Elysia({ name: 'svc' })
+  // normalize 'typebox': unknown members are dropped, but a value of the wrong type is reported where it is (Elysia's default
+  // mirror reads a string as an array of characters and points inside it).
+  const app = new Elysia({ name: 'svc', normalize: 'typebox' })
     .use(requestId)
     .use(problemErrors(methods))
     .use(jsonBody(deps.config.maxJsonBodyBytes))

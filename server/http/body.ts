@@ -20,6 +20,8 @@ export const SERVER_BODY_LIMIT = Number.MAX_SAFE_INTEGER
 
 /** Paths whose bodies are raw bytes handled by their own route (presigned uploads). */
 const RAW_BODY_PREFIXES = ['/v1/uploads/']
+/** Paths that judge the shape of their JSON body themselves (the embed exchange: any failure is one 401). */
+const OWN_SHAPE_PATHS = new Set(['/v1/embed/sessions'])
 
 const isJson = (contentType: string) => /^application\/([a-z0-9.+-]*\+)?json\s*(;|$)/i.test(contentType)
 
@@ -72,7 +74,7 @@ export function jsonBody(maxBytes: number) {
     } catch {
       throw new ProblemError('malformed', 'The request body is not valid JSON.')
     }
-    if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+    if ((value === null || typeof value !== 'object' || Array.isArray(value)) && !OWN_SHAPE_PATHS.has(path)) {
       throw problems.schema([{ pointer: '', message: 'the request body must be a JSON object' }])
     }
     const violations = textViolations(value)
