@@ -3,7 +3,8 @@
  */
 import { t } from 'elysia'
 import { Type } from '@sinclair/typebox'
-import { Timestamp, Uuid, named } from './common'
+import { Timestamp, Uuid, named, OneOf } from './common'
+import { SCOPES } from '../server/auth/principal'
 
 const Environment = t.Union([t.Literal('live'), t.Literal('test')])
 
@@ -21,7 +22,7 @@ export const ApiKey = named('ApiKey', t.Object({
   name: t.String(),
   key_prefix: t.String({ description: 'The first characters of the key, to tell keys apart' }),
   environment: Environment,
-  scopes: t.Array(t.String()),
+  scopes: t.Array(OneOf(SCOPES)),
   expires_at: t.Union([Timestamp, t.Null()]),
   revoked_at: t.Union([Timestamp, t.Null()]),
   created_at: Timestamp,

@@ -39,7 +39,7 @@ test('an unknown method on a known path is 405 with Allow, as a problem object',
 test('an optional body is absent or an object: any other JSON is 422 at "", a bad member points at itself, nothing started', async () => {
   for (const body of ['[1,"x"]', '"hello"', '42', 'null']) {
     const res = await fetch(`${app.url}/v1/scenarios/${scenarioId}/evaluate`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body })
-    const problem = await res.json() as { errors: { pointer: string }[] }
+    const problem = await res.json() as { errors: { pointer: string; message: string }[] }
     expect(res.status, body).toBe(422)
     expect(problem.errors).toEqual([{ pointer: '', message: 'the request body must be a JSON object' }])
   }
@@ -49,8 +49,8 @@ test('an optional body is absent or an object: any other JSON is 422 at "", a ba
   const size = await call(app.url, 'POST', `/v1/scenarios/${scenarioId}/documents`, { token: key, body: { filename: 'a.txt', content_type: 'text/plain', size_bytes: '157' } })
   expect(size.status).toBe(422)
   expect(size.body.errors.map((e: { pointer: string }) => e.pointer)).toEqual(['/size_bytes'])
-  const [{ n }] = await app.sql<{ n: number }[]>`select count(*)::int as n from evaluations where scenario_id = ${scenarioId}`
-  expect(n).toBe(0)
-  const [{ d }] = await app.sql<{ d: number }[]>`select count(*)::int as d from documents where scenario_id = ${scenarioId}`
-  expect(d).toBe(0)
+  const [evaluations] = await app.sql<{ n: number }[]>`select count(*)::int as n from evaluations where scenario_id = ${scenarioId}`
+  expect(evaluations?.n).toBe(0)
+  const [documents] = await app.sql<{ d: number }[]>`select count(*)::int as d from documents where scenario_id = ${scenarioId}`
+  expect(documents?.d).toBe(0)
 })
