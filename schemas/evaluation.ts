@@ -25,7 +25,7 @@ export const Evaluation = t.Object({
   progress: t.Object({ answered: t.Integer(), total: t.Integer() }),
   document_count: t.Optional(t.Integer({ description: 'Processed documents of the case the evaluation read' })),
   block_count: t.Optional(t.Integer()),
-  error_code: t.Optional(t.String({ description: 'evaluation_failed or evaluation_canceled' })),
+  error_code: t.Optional(t.String({ description: 'evaluation_failed, evaluation_canceled, or budget_exceeded (a model-backed evaluation stopped at the workspace cost budget)' })),
   error: t.Optional(t.String({ description: 'Why it failed; never document content' })),
   created_at: Timestamp,
   started_at: t.Optional(Timestamp),
