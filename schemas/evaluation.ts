@@ -89,6 +89,7 @@ export const DecisionOverride = t.Object({
 
 /** A decision: the computed outcome and, beside it, the human override in force. */
 export const DecisionSchema = t.Object({
+  id: t.String({ format: 'uuid', description: "The decision's id: one per evaluation's computed decision, the same on every read (a review adds an override beside it, never a new decision)" }),
   evaluation_id: Uuid,
   outcome: t.String({ description: 'The computed outcome: approve, refer or decline' }),
   reasons: t.Array(DecisionReason),

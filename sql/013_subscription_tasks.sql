@@ -1,4 +1,4 @@
--- Late subscriptions (issue 16): the outcome each task ended with, kept so a subscription made after
+-- Issue 16. Late subscriptions: the outcome each task ended with, kept so a subscription made after
 -- the end gets the same notification the on-time subscribers got; identical subscriptions converge.
 
 -- The latest terminal outcome of a task, written by finishTask in the transaction that ends the task
@@ -32,3 +32,10 @@ where s.id <> (
 create unique index task_notification_subscriptions_identical
   on task_notification_subscriptions (tenant_id, task_kind, task_id, channel, (coalesce(lower(email_address), webhook_url)))
   where not earlier_duplicate;
+
+-- The decision is a resource with its own id (issue 16, item 7): one per evaluation's computed
+-- decision, made when the decision is stored; decisions stored before this migration get one here.
+alter table evaluation_decisions add column id uuid;
+update evaluation_decisions set id = gen_random_uuid() where id is null;
+alter table evaluation_decisions alter column id set not null;
+create unique index evaluation_decisions_id on evaluation_decisions (tenant_id, id);
