@@ -26,7 +26,7 @@ export const Evaluation = named('Evaluation', t.Object({
   progress: t.Object({ answered: Int(), total: Int() }),
   document_count: t.Optional(Int({ description: 'Processed documents of the case the evaluation read' })),
   block_count: t.Optional(Int()),
-  error_code: t.Optional(OneOf(['evaluation_failed', 'evaluation_canceled'])),
+  error_code: t.Optional(OneOf(['evaluation_failed', 'evaluation_canceled', 'budget_exceeded'], { description: 'budget_exceeded: a model-backed evaluation stopped at the workspace cost budget' })),
   error: t.Optional(t.String({ description: 'Why it failed; never document content' })),
   created_at: Timestamp,
   started_at: t.Optional(Timestamp),
@@ -93,6 +93,7 @@ export const DecisionOverride = named('DecisionOverride', t.Object({
 
 /** A decision: the computed outcome and, beside it, the human override in force. */
 export const DecisionSchema = named('Decision', t.Object({
+  id: t.String({ format: 'uuid', description: "The decision's id: one per evaluation's computed decision, the same on every read (a review adds an override beside it, never a new decision)" }),
   evaluation_id: Uuid,
   outcome: OneOf(['approve', 'refer', 'decline'], { description: 'The computed outcome' }),
   reasons: t.Array(DecisionReason),

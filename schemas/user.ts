@@ -37,7 +37,7 @@ export const UserListQuery = Type.Object({
 /** POST /v1/tenants/{tenantId}/invitations body. */
 export const InvitationCreate = t.Object({
   email: t.String({ minLength: 3, maxLength: 254, description: 'The invitee; the acceptance token is mailed here.' }),
-  role: Role,
+  role: t.Optional(t.Union(Role.anyOf, { description: "The role the invitee gets; absent: admin (the endpoint invites a workspace's first administrator)." })),
 })
 
 /** An invitation (never its token). */

@@ -1,10 +1,12 @@
 /**
  * Model usage metering and per-workspace hard cost budgets. Each metered model call (a generation
- * step) writes one `model_usage` row with its tokens and cost in integer micro-units, priced by
+ * step, or a model-backed evaluation's answer to one question) writes one `model_usage` row with
+ * its tokens and cost in integer micro-units, priced by
  * SVC_MODEL_PRICE_INPUT_MICRO / SVC_MODEL_PRICE_OUTPUT_MICRO per 1,000 tokens from the `usage` the
  * endpoint reported. A workspace's spend is the sum of its rows; its budget (`cost_budgets`, set by
- * operators) is hard: a run is not started, and a running one pauses, once spend reaches it. The
- * built-in generator is never metered (it costs nothing). Owns `model_usage` and `cost_budgets`.
+ * operators) is hard: a run is not started once spend reaches it, and a running one stops (a
+ * generation run pauses, resumable; an evaluation ends failed with error_code budget_exceeded). The
+ * built-in generator and engine are never metered (they cost nothing). Owns `model_usage` and `cost_budgets`.
  */
 import Big from 'big.js'
 import type { Tx } from '../db/connect'
@@ -84,8 +86,8 @@ export async function budgetReached(sql: Tx, tenantId: string): Promise<boolean>
 }
 
 /** The 402 of a run that may not start (or resume) because the budget is reached. */
-export const budgetExceeded = () =>
-  new ProblemError('budget_exceeded', "The workspace's cost budget is reached; the run is paused until an operator raises the budget.")
+export const budgetExceeded = (detail = "The workspace's cost budget is reached; the run is paused until an operator raises the budget.") =>
+  new ProblemError('budget_exceeded', detail)
 
 /** The budget report of a workspace (operators). */
 export async function budgetReport(sql: Tx, tenantId: string) {

@@ -15,6 +15,7 @@ import { BODY_PROBLEMS, LIST_PROBLEMS, PATH_PROBLEMS, responses } from '../http/
 import { subscribeInline } from '../notifications/inline'
 import { appendCaseEvent } from '../events'
 import { enqueueJob } from '../../jobs/queue'
+import { budgetExceeded, budgetReached } from '../authoring/budgets'
 import { PageOf, ScenarioParams } from '../../schemas/common'
 import { CancelRequest, EvaluateRequest, Evaluation, EvaluationListQuery, EvaluationParams } from '../../schemas/evaluation'
 import { findScenario, type ScenarioRow } from './scenarios'
@@ -65,6 +66,9 @@ export function evaluationRoutes(deps: AppDeps) {
         const scenario = await findScenario(tx, tenantId, params.scenarioId)
         if (!scenario) throw problems.notFound('scenario')
         const version = await pinVersion(tx, tenantId, scenario, input)
+        if (engine === 'model' && (await budgetReached(tx, tenantId))) {
+          throw budgetExceeded("The workspace's cost budget is reached; a model-backed evaluation cannot start until an operator raises the budget.")
+        }
         await consumeRate(deps, tenantId, 'run', tx)
         const row = await insertEvaluation(tx, tenantId, {
           scenarioId: scenario.id, questionSetId: version.question_set_id, versionId: version.id, engine, total: version.questions.length,
@@ -83,7 +87,7 @@ export function evaluationRoutes(deps: AppDeps) {
       detail: {
         summary: "Evaluate a case: 202 and an evaluation_run task pinned to the newest published version for the case's vertical (or the one named); 409 when none exists",
         tags: ['Evaluations'],
-        responses: responses({ 202: Evaluation }, [...PATH_PROBLEMS, ...BODY_PROBLEMS, ...RATE_PROBLEMS, 'conflict', 'idempotency_conflict']),
+        responses: responses({ 202: Evaluation }, [...PATH_PROBLEMS, ...BODY_PROBLEMS, ...RATE_PROBLEMS, 'budget_exceeded', 'conflict', 'idempotency_conflict']),
       },
     })
     .get('/v1/scenarios/:scenarioId/evaluations', async ({ principal, params, query }) => {

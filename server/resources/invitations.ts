@@ -120,8 +120,10 @@ export function invitationRoutes(deps: AppDeps) {
     .use(accessControl(deps.authenticate))
     .post('/v1/tenants/:tenantId/invitations', async ({ principal, params, body, set }) => {
       if (!isEmail(body.email)) throw problems.schema([{ pointer: '/email', message: 'must be an email address' }])
+      // Without a role it is an admin invitation: the endpoint invites a workspace's first administrator.
+      const role: Role = body.role ?? 'admin'
       const tenant = await managedTenant(sql, principal, params.tenantId)
-      if (actsAsOperator(principal, tenant.id) && body.role !== 'admin') {
+      if (actsAsOperator(principal, tenant.id) && role !== 'admin') {
         throw problems.forbidden("Operators invite a workspace's administrators; its admins invite everyone else.")
       }
       const minted = mintToken()
@@ -132,7 +134,7 @@ export function invitationRoutes(deps: AppDeps) {
           where tenant_id = ${tenant.id} and lower(email) = lower(${body.email}) and status = 'pending' and expires_at <= now()`
         const [created] = await tx<InvitationRow[]>`
           insert into invitations (tenant_id, id, email, role, token_hash, expires_at, invited_by, mail_claimed_at)
-          values (${tenant.id}, ${Bun.randomUUIDv7()}, ${body.email}, ${body.role}, ${minted.hash},
+          values (${tenant.id}, ${Bun.randomUUIDv7()}, ${body.email}, ${role}, ${minted.hash},
                   now() + make_interval(days => ${INVITATION_TTL_DAYS}), ${tx.json(actorOf(principal) as never)}, now())
           on conflict (tenant_id, lower(email)) where status = 'pending' do nothing
           returning ${COLUMNS(tx)}`
@@ -144,7 +146,7 @@ export function invitationRoutes(deps: AppDeps) {
           select ${COLUMNS(tx)} from invitations
           where tenant_id = ${tenant.id} and lower(email) = lower(${body.email}) and status = 'pending'`
         if (!pending) throw problems.conflict('The invitation is being changed by another request; retry.')
-        if (pending.role !== body.role) {
+        if (pending.role !== role) {
           throw problems.conflict(`A pending invitation for this address has the role ${pending.role}; revoke it first to invite with another role.`)
         }
         // An earlier email that was never sent (its sender failed) is sent now, with a fresh token.
@@ -174,7 +176,8 @@ export function invitationRoutes(deps: AppDeps) {
       body: InvitationCreate,
       detail: {
         summary: 'Invite a person (operators: the first administrator; admins: anyone); human-only',
-        description: 'Convergent: at most one pending invitation per address; a repeat returns it (200) and sends no second email. '
+        description: 'Without `role` the invitation is for an admin. '
+          + 'Convergent: at most one pending invitation per address; a repeat returns it (200) and sends no second email. '
           + 'The invitee receives the single-use acceptance token by email; it is valid 7 days.',
         tags: ['Invitations'],
         responses: responses({ 201: Invitation, 200: Invitation }, [...PATH_PROBLEMS, ...BODY_PROBLEMS, 'conflict']),

@@ -89,7 +89,7 @@ describe('evaluation with the built-in engine', () => {
     }
 
     const decision = await call(app.url, 'GET', `/v1/scenarios/${scenario.id}/decision`, { token: key })
-    expect(decision.body).toEqual({ evaluation_id: r.body.id, outcome: 'approve', reasons: [], computed_at: expect.any(String), final_outcome: 'approve' })
+    expect(decision.body).toEqual({ id: expect.any(String), evaluation_id: r.body.id, outcome: 'approve', reasons: [], computed_at: expect.any(String), final_outcome: 'approve' })
 
     const events = await app.sql<{ type: string; data: any }[]>`
       select type, data from case_events where scenario_id = ${scenario.id} and type = 'evaluation.status' order by seq`

@@ -97,6 +97,27 @@ describe('creating invitations', () => {
     expect(problemOf(await invite(t.id, { email: 'a@example.test', role: 'owner' })).errors?.[0]?.pointer).toBe('/role')
   })
 
+  test('without a role it is an admin invitation, from an operator or a workspace admin; a repeat converges (issue 16, item 10)', async () => {
+    const t = await app.tenant()
+    const email = `first.admin.${crypto.randomUUID().slice(0, 6)}@example.test`
+    const first = await invite(t.id, { email })
+    expect(first.status).toBe(201)
+    expect(first.body).toMatchObject({ email, role: 'admin', status: 'pending' })
+    const again = await invite(t.id, { email })
+    expect(again.status).toBe(200)
+    expect(again.body.id).toBe(first.body.id)
+    expect((await invite(t.id, { email, role: 'admin' })).body.id).toBe(first.body.id)
+    expect(mailsTo(email)).toHaveLength(1)
+    // Accepted, the invitee is an admin.
+    const jwt = await issuer.token(`first-admin-${first.body.id}`)
+    const accepted = await call(app.url, 'POST', '/v1/invitations/accept', { token: jwt, body: { token: tokenIn(mailsTo(email)[0]!.text)! } })
+    expect(accepted.body.user).toMatchObject({ email, role: 'admin', status: 'active' })
+    // A workspace admin's invitation without a role is an admin invitation too.
+    const colleague = await invite(t.id, { email: `second.admin.${crypto.randomUUID().slice(0, 6)}@example.test` }, jwt)
+    expect(colleague.status).toBe(201)
+    expect(colleague.body.role).toBe('admin')
+  })
+
   test('operators invite administrators only; an unknown workspace is 404', async () => {
     const t = await app.tenant()
     expect(problemOf(await invite(t.id, { email: 'v@example.test', role: 'viewer' }))).toMatchObject({ type: 'urn:svc:error:forbidden', status: 403 })
