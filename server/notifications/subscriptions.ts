@@ -120,7 +120,8 @@ export async function createSubscription(tx: Tx, tenantId: string, input: Subscr
 export async function subscribeToTask(tx: Tx, tenantId: string, input: SubscriptionInput): Promise<{ row: SubscriptionRow; created: boolean; deliveryId: string | null }> {
   await lockTask(tx, tenantId, input.taskKind, input.taskId)
   const task = await findTask(tx, tenantId, input.taskKind, input.taskId)
-  if (!task) throw problems.schema([{ pointer: '/task_id', message: `names no ${input.taskKind} task of this workspace` }])
+  // A domain rule (the id is a well-formed UUID): 422 without errors[], the detail naming the field (Errors rule 1).
+  if (!task) throw problems.rule(`task_id names no ${input.taskKind} task of this workspace.`)
   const { row, created } = await createSubscription(tx, tenantId, input)
   if (!created || task.end === null) return { row, created, deliveryId: null }
   const deliveryId = await notifyEndedTask(tx, { tenantId, taskKind: input.taskKind, taskId: input.taskId, subscriptionId: row.id, channel: row.channel, end: task.end })

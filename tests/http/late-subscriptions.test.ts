@@ -52,7 +52,8 @@ describe('the task id names a task of that kind in this workspace', () => {
     for (const [kind, id] of [['document_ingestion', crypto.randomUUID()], ['evaluation_run', doc.id], ['report_generated', doc.id], ['document_ingestion', foreign.id], ['directive_review', doc.id]] as const) {
       const p = problemOf(await subscribe(kind, id))
       expect(p).toMatchObject({ type: 'urn:svc:error:validation', status: 422 })
-      expect(p.errors).toEqual([{ pointer: '/task_id', message: `names no ${kind} task of this workspace` }])
+      expect(p.errors).toBeUndefined() // a domain rule: the detail names the field (Errors rule 1)
+      expect(p.detail).toBe(`task_id names no ${kind} task of this workspace.`)
       expect(await app.sql`select 1 from task_notification_subscriptions where task_id = ${id}`).toHaveLength(0)
     }
     expect((await subscribe('document_ingestion', doc.id)).status).toBe(201)
