@@ -36,7 +36,10 @@ export const QuestionSchema = named('Question', t.Object({
 /** POST /v1/question-sets body. */
 export const QuestionSetCreate = t.Object({
   name: t.String({ minLength: 1, maxLength: 200 }),
-  vertical: t.Optional(t.String({ maxLength: 64, description: 'A key of GET /v1/verticals; absent binds the set to the default entry.' })),
+  vertical: t.Optional(t.Union([t.String({ maxLength: 64 }), t.Null()], {
+    description: "A key of GET /v1/verticals. Absent: the workspace's default binding (tenant settings `vertical`) at creation; "
+      + 'null: the shipped default entry whatever the workspace binds.',
+  })),
 })
 
 /** A question set as every endpoint returns it. */

@@ -9,7 +9,10 @@ import { Timestamp, Uuid, named } from './common'
 export const ScenarioCreate = t.Object({
   name: t.String({ minLength: 1, maxLength: 500, description: 'Must contain a non-whitespace character.' }),
   external_ref: t.Optional(t.String({ minLength: 1, maxLength: 255, description: "The caller's own reference." })),
-  vertical: t.Optional(t.String({ maxLength: 64, description: 'A key of GET /v1/verticals; absent means the default entry.' })),
+  vertical: t.Optional(t.Union([t.String({ maxLength: 64 }), t.Null()], {
+    description: "A key of GET /v1/verticals. Absent: the workspace's default binding (tenant settings `vertical`) at creation; "
+      + 'null: the shipped default entry whatever the workspace binds.',
+  })),
 })
 
 /** A scenario as every endpoint returns it. */

@@ -29,4 +29,5 @@ export const EmbedSession = named('EmbedSession', t.Object({
   scenario_id: Uuid,
   expires_at: Timestamp,
   expires_in: Int({ description: 'Seconds until the session lapses.' }),
+  time_zone: t.String({ description: "The workspace's time zone (tenant settings `time_zone`, UTC when cleared): the frame shows times in it." }),
 }))

@@ -14,9 +14,10 @@ import { responses } from '../http/docs'
 import { hashSecret, isSecretShaped, mintSecret } from './secrets'
 import { allowedOrigins } from './origins'
 import { EmbedSession, SessionCreate } from './schemas'
+import { workspaceTimeZone } from '../local-time'
 
-/** A successful exchange. */
-export interface ExchangedSession { session: string; scenario_id: string; expires_at: string; expires_in: number }
+/** A successful exchange; `time_zone` is the workspace's, in which the frame shows times. */
+export interface ExchangedSession { session: string; scenario_id: string; expires_at: string; expires_in: number; time_zone: string }
 
 /**
  * Spends a handoff and, when every condition holds, opens a session; null on any failure. The
@@ -46,7 +47,10 @@ export async function exchangeHandoff(sql: Sql, handoff: string, hostOrigin: str
       values (${h.tenant_id}, ${Bun.randomUUIDv7()}, ${hash}, ${h.id}, ${h.scenario_id}, ${user.id}, ${h.host_origin},
               now() + make_interval(secs => ${ttlSeconds}))
       returning expires_at`
-    return { session: plaintext, scenario_id: h.scenario_id, expires_at: row!.expires_at.toISOString(), expires_in: ttlSeconds }
+    return {
+      session: plaintext, scenario_id: h.scenario_id, expires_at: row!.expires_at.toISOString(), expires_in: ttlSeconds,
+      time_zone: await workspaceTimeZone(tx, h.tenant_id),
+    }
   })
 }
 

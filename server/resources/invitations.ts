@@ -20,6 +20,7 @@ import { Invitation, InvitationAccept, InvitationAccepted, InvitationCreate, Inv
 import { findTenant, renderTenant, type TenantRow } from './tenants'
 import { addMember, isEmail, renderUser } from './users'
 import { actorOf, appendAudit } from './audit'
+import { formatInZone, workspaceTimeZone } from '../local-time'
 
 /** How long an invitation can be accepted. */
 export const INVITATION_TTL_DAYS = 7
@@ -91,12 +92,12 @@ const actsAsOperator = (p: Principal, tenantId: string) =>
   p.kind === 'operator' || (p.kind === 'user' && p.operator && !(p.role === 'admin' && p.tenantId === tenantId))
 
 /** The invitation email: the token in the body (never in a URL of the API); a UI link carries it in a fragment. */
-function invitationMail(deps: AppDeps, tenant: TenantRow, row: InvitationRow, token: string) {
+function invitationMail(deps: AppDeps, tenant: TenantRow, row: InvitationRow, token: string, timeZone: string) {
   const ui = deps.config.uiBaseUrl ? `${deps.config.uiBaseUrl}/invitations/accept#token=${token}` : undefined
   const text = [
     `You are invited to join the workspace "${tenant.name}" as ${row.role}.`,
     '',
-    `Your acceptance token (single use, valid until ${row.expires_at.toISOString()}):`,
+    `Your acceptance token (single use, valid until ${formatInZone(row.expires_at, timeZone)}):`,
     '',
     token,
     '',
@@ -159,7 +160,7 @@ export function invitationRoutes(deps: AppDeps) {
       })
       if (outcome.send) {
         try {
-          await deps.mailer.send(invitationMail(deps, tenant, outcome.row, minted.token))
+          await deps.mailer.send(invitationMail(deps, tenant, outcome.row, minted.token, await workspaceTimeZone(sql, tenant.id)))
         } catch (e) {
           await sql`update invitations set mail_claimed_at = null where tenant_id = ${tenant.id} and id = ${outcome.row.id}`
           console.error(JSON.stringify({ level: 'error', message: 'invitation email failed', invitation_id: outcome.row.id, error: (e as Error).message }))

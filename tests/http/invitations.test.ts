@@ -91,6 +91,18 @@ describe('creating invitations', () => {
     expect(JSON.stringify(r.body)).not.toContain(token)
   })
 
+  test("the email states the token's expiry in the workspace's time_zone (the record keeps UTC)", async () => {
+    const t = await app.tenant()
+    await app.sql`insert into tenant_settings (tenant_id, time_zone) values (${t.id}, 'Asia/Tokyo')`
+    const email = `zone.${crypto.randomUUID().slice(0, 6)}@example.test`
+    const r = await invite(t.id, { email, role: 'admin' })
+    expect(r.body.expires_at).toEndWith('Z')
+    const tokyo = new Date(Date.parse(r.body.expires_at) + 9 * 3_600_000).toISOString() // Japan keeps UTC+9 all year
+    const [mail] = mailsTo(email)
+    expect(mail!.text).toContain(`valid until ${tokyo.slice(0, 10)} ${tokyo.slice(11, 19)} GMT+09:00 (Asia/Tokyo)`)
+    expect(mail!.text).not.toContain(r.body.expires_at.slice(11, 19))
+  })
+
   test('a bad address is 422 with a pointer; an unknown role is 422 with a pointer', async () => {
     const t = await app.tenant()
     expect(problemOf(await invite(t.id, { email: 'not-an-address', role: 'admin' })).errors).toEqual([{ pointer: '/email', message: 'must be an email address' }])
