@@ -109,3 +109,11 @@ export async function budgetReport(sql: Tx, tenantId: string) {
     exceeded: limit !== null && usage.cost_micro >= limit,
   }
 }
+
+/** Model usage per workspace in [from, to) (the operator's platform cost figures). */
+export async function usageByWorkspace(sql: Tx, from: Date, to: Date): Promise<Map<string, UsageTotals>> {
+  const rows = await sql<{ tenant_id: string; i: string | null; o: string | null; c: string | null }[]>`
+    select tenant_id, sum(input_tokens) as i, sum(output_tokens) as o, sum(cost_micro) as c from model_usage
+    where created_at >= ${from} and created_at < ${to} group by tenant_id`
+  return new Map(rows.map((r) => [r.tenant_id, totals(r)]))
+}

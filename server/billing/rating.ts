@@ -128,3 +128,10 @@ export async function ratedUsage(sql: Tx, tenantId: string, period: string): Pro
     ...rate(quantities, contract),
   }
 }
+
+/** The current period (`YYYY-MM`) of a workspace, in its time zone. */
+export async function currentPeriod(sql: Tx, tenantId: string): Promise<string> {
+  const timeZone = (await readTenantSettings(sql, tenantId)).time_zone || 'UTC'
+  const [row] = await sql<{ p: string }[]>`select to_char(now() at time zone ${timeZone}, 'YYYY-MM') as p`
+  return row!.p
+}

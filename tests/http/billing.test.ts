@@ -1,0 +1,213 @@
+/**
+ * Billing contracts and rated usage: operators create and end contracts (HTTP and CLI); an
+ * overlapping contract is 422 naming the field; admins and billing-scoped keys read them; a month
+ * of generated usage in two workspaces (one in New York time, EUR; one in UTC, JPY) rates exactly
+ * to hand-computed totals: included units, graduated tiers, one rounding per line in the
+ * currency's minor units, and a minimum commitment.
+ */
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from 'bun:test'
+import { call, problemOf, startApp, type TestApp } from '../helpers/app'
+import { startIssuer, type TestIssuer } from '../helpers/oidc'
+import { runCli } from '../helpers/cli'
+import { recordUsageEvents, type UsageEventInput } from '../../server/billing/ledger'
+
+setDefaultTimeout(60_000)
+
+let app: TestApp
+let issuer: TestIssuer
+let operator: string
+let a: { id: string; slug: string }
+let b: { id: string; slug: string }
+let adminA: string
+let adminB: string
+
+/** A's contract (EUR, from 2026-02, open-ended). */
+export const CONTRACT_A = {
+  currency: 'EUR',
+  effective_from: '2026-02',
+  prices: [
+    { meter: 'evaluations_succeeded', included_quantity: 100, unit_price: '0.35' },
+    { meter: 'pages_text_layer', included_quantity: 1000, tiers: [{ up_to: 5000, unit_price: '0.002' }, { up_to: null, unit_price: '0.0015' }] },
+    { meter: 'pages_ocr', tiers: [{ up_to: 100, unit_price: '0.05' }, { up_to: 1000, unit_price: '0.03' }, { up_to: null, unit_price: '0.02' }] },
+    { meter: 'reports_generated', unit_price: '0.125' },
+    { meter: 'model_cost_micro', unit_price: '0.0000012' },
+  ],
+  minimum_commitment: '200.00',
+}
+
+/** Spreads `total` units of a meter over `events` events across February 2026 (New York). */
+function spread(meter: UsageEventInput['meter'], total: number, events: number, tag: string): UsageEventInput[] {
+  const out: UsageEventInput[] = []
+  let left = total
+  for (let i = 0; i < events; i++) {
+    const quantity = i === events - 1 ? left : Math.floor(total / events)
+    left -= quantity
+    // 2026-02-01T06:00Z (01:00 New York) onwards, some hours apart, inside February in New York.
+    const at = new Date(Date.UTC(2026, 1, 1, 6) + Math.floor((i * 26 * 86_400_000) / events))
+    out.push({ meter, quantity, sourceKind: 'test', sourceId: crypto.randomUUID(), sourceRef: tag, occurredAt: at })
+  }
+  return out
+}
+
+const ops = (method: string, path: string, body?: unknown, token = operator) => call(app.url, method, path, { token, body })
+
+beforeAll(async () => {
+  issuer = await startIssuer()
+  app = await startApp({ env: { SVC_OIDC_ISSUER: issuer.issuer, SVC_OPERATOR_SUBJECTS: 'billing-operator' } })
+  operator = await issuer.token('billing-operator')
+  a = await app.tenant()
+  b = await app.tenant()
+  await app.member(a.id, 'billing-admin-a', 'admin')
+  await app.member(b.id, 'billing-admin-b', 'admin')
+  adminA = await issuer.token('billing-admin-a')
+  adminB = await issuer.token('billing-admin-b')
+  await app.sql`insert into tenant_settings (tenant_id, time_zone) values (${a.id}, 'America/New_York')`
+
+  // A, February 2026 in New York: 437 evaluations (one at 2026-03-01T03:00Z, still February there),
+  // 7,523 text-layer pages, 1,234 OCR pages, 17 reports, 12,345,678 micro-units of model cost, and
+  // 4 generation runs (a meter A's contract does not price). Outside: one evaluation on
+  // 2026-02-01T03:00Z (31 January in New York) and one in March.
+  const eventsA: UsageEventInput[] = [
+    ...spread('evaluations_succeeded', 436, 436, 'a'),
+    { meter: 'evaluations_succeeded', quantity: 1, sourceKind: 'test', sourceId: crypto.randomUUID(), occurredAt: new Date('2026-03-01T03:00:00Z') },
+    { meter: 'evaluations_succeeded', quantity: 1, sourceKind: 'test', sourceId: crypto.randomUUID(), occurredAt: new Date('2026-02-01T03:00:00Z') },
+    { meter: 'evaluations_succeeded', quantity: 1, sourceKind: 'test', sourceId: crypto.randomUUID(), occurredAt: new Date('2026-03-01T06:00:00Z') },
+    ...spread('pages_text_layer', 7523, 61, 'a'),
+    ...spread('pages_ocr', 1234, 29, 'a'),
+    ...spread('reports_generated', 17, 17, 'a'),
+    ...spread('model_cost_micro', 12_345_678, 83, 'a'),
+    ...spread('generation_runs', 4, 4, 'a'),
+  ]
+  // B, February 2026 in UTC: 123 evaluations, 3 reports.
+  const eventsB: UsageEventInput[] = [...spread('evaluations_succeeded', 123, 123, 'b'), ...spread('reports_generated', 3, 3, 'b')]
+  await app.sql.begin(async (tx) => {
+    expect(await recordUsageEvents(tx, a.id, eventsA)).toBe(eventsA.length)
+    expect(await recordUsageEvents(tx, b.id, eventsB)).toBe(eventsB.length)
+    // Recording the same sources again adds nothing (unique per meter and source).
+    expect(await recordUsageEvents(tx, a.id, eventsA)).toBe(0)
+  })
+})
+afterAll(async () => {
+  await app.stop()
+  issuer.stop()
+})
+
+describe('billing contracts', () => {
+  let contractA: any
+  test('operators create them; overlaps are 422 naming the field; admins and billing keys read them; other workspaces get 404', async () => {
+    const created = await ops('POST', `/v1/operator/workspaces/${a.id}/billing-contracts`, CONTRACT_A)
+    expect(created.status).toBe(201)
+    contractA = created.body
+    expect(contractA).toMatchObject({ tenant_id: a.id, status: 'active', currency: 'EUR', billing_period: 'monthly', effective_from: '2026-02', effective_until: null, minimum_commitment: '200.00', minimum_commitment_micro: 200_000_000 })
+    expect(contractA.prices[1]).toEqual({ meter: 'pages_text_layer', included_quantity: 1000, tiers: [{ up_to: 5000, unit_price: '0.002' }, { up_to: null, unit_price: '0.0015' }] })
+
+    const later = problemOf(await ops('POST', `/v1/operator/workspaces/${a.id}/billing-contracts`, { ...CONTRACT_A, effective_from: '2026-06' }))
+    expect(later).toMatchObject({ type: 'urn:svc:error:validation', status: 422 })
+    expect(later.errors).toBeUndefined()
+    expect(later.detail).toStartWith('effective_from:')
+    expect(later.detail).toContain(contractA.id)
+    const earlier = problemOf(await ops('POST', `/v1/operator/workspaces/${a.id}/billing-contracts`, { ...CONTRACT_A, effective_from: '2025-06', effective_until: '2026-02' }))
+    expect(earlier.detail).toStartWith('effective_until:')
+    const bad = problemOf(await ops('POST', `/v1/operator/workspaces/${a.id}/billing-contracts`, { ...CONTRACT_A, effective_from: '2024-01', effective_until: '2024-12', currency: 'XYZ' }))
+    expect(bad.detail).toStartWith('currency')
+    const tiers = problemOf(await ops('POST', `/v1/operator/workspaces/${a.id}/billing-contracts`, { ...CONTRACT_A, effective_from: '2024-01', effective_until: '2024-12', prices: [{ meter: 'pages_ocr', tiers: [{ up_to: null, unit_price: '1' }, { up_to: 5, unit_price: '1' }] }] }))
+    expect(tiers.detail).toStartWith('prices/0/tiers/0/up_to')
+    // A contract that ends before A's starts does not overlap.
+    const old = await ops('POST', `/v1/operator/workspaces/${a.id}/billing-contracts`, { ...CONTRACT_A, effective_from: '2025-01', effective_until: '2026-01', minimum_commitment: '0' })
+    expect(old.status).toBe(201)
+
+    const listed = await call(app.url, 'GET', '/v1/billing/contracts?limit=1', { token: adminA })
+    expect(listed.status).toBe(200)
+    expect(listed.body.items).toEqual([old.body])
+    const next = await call(app.url, 'GET', `/v1/billing/contracts?limit=1&cursor=${encodeURIComponent(listed.body.next_cursor)}`, { token: adminA })
+    expect(next.body).toEqual({ items: [contractA], next_cursor: null })
+    expect((await call(app.url, 'GET', `/v1/billing/contracts/${contractA.id}`, { token: adminA })).body).toEqual(contractA)
+    const readKey = await app.apiKey(a.id, ['billing:read'])
+    expect((await call(app.url, 'GET', `/v1/billing/contracts/${contractA.id}`, { token: readKey })).body).toEqual(contractA)
+    expect(problemOf(await call(app.url, 'GET', '/v1/billing/contracts', { token: await app.apiKey(a.id, ['scenarios:read', 'settings:write']) })).type).toBe('urn:svc:error:forbidden')
+    await app.member(a.id, 'billing-viewer-a', 'viewer')
+    expect((await call(app.url, 'GET', '/v1/billing/contracts', { token: await issuer.token('billing-viewer-a') })).status).toBe(403)
+    // B never sees A's contract: 404, as if absent.
+    expect(problemOf(await call(app.url, 'GET', `/v1/billing/contracts/${contractA.id}`, { token: adminB })).type).toBe('urn:svc:error:not_found')
+    expect((await call(app.url, 'GET', '/v1/billing/contracts', { token: adminB })).body).toEqual({ items: [], next_cursor: null })
+  })
+
+  test('ending: the last month billed; a second end is 409; the CLI creates, ends and lists', async () => {
+    const c = await ops('POST', `/v1/operator/workspaces/${b.id}/billing-contracts`, { currency: 'JPY', effective_from: '2025-01', prices: [{ meter: 'evaluations_succeeded', unit_price: '10' }] })
+    expect(c.status).toBe(201)
+    const ended = await ops('POST', `/v1/operator/workspaces/${b.id}/billing-contracts/${c.body.id}/end`, { effective_until: '2025-12' })
+    expect(ended.body).toMatchObject({ id: c.body.id, status: 'ended', effective_until: '2025-12', ended_at: expect.any(String) })
+    expect(problemOf(await ops('POST', `/v1/operator/workspaces/${b.id}/billing-contracts/${c.body.id}/end`, { effective_until: '2025-11' })).type).toBe('urn:svc:error:conflict')
+    expect((await ops('POST', `/v1/operator/workspaces/${a.id}/billing-contracts/${c.body.id}/end`, {})).status).toBe(404)
+
+    const prices = JSON.stringify([{ meter: 'evaluations_succeeded', unit_price: '12.5' }, { meter: 'reports_generated', unit_price: '99.5' }])
+    const cli = await runCli(app, ['billing', 'contract', 'create', '--tenant', b.slug, '--currency', 'JPY', '--from', '2026-01', '--prices', prices, '--minimum', '5000'])
+    expect(cli.code).toBe(0)
+    expect(cli.json).toMatchObject({ tenant_id: b.id, currency: 'JPY', effective_from: '2026-01', minimum_commitment: '5000', minimum_commitment_micro: 5_000_000_000 })
+    const overlap = await runCli(app, ['billing', 'contract', 'create', '--tenant', b.slug, '--currency', 'JPY', '--from', '2025-12', '--until', '2026-01', '--prices', prices])
+    expect(overlap.code).toBe(2)
+    expect(overlap.stderr).toContain('effective_from')
+    const list = await runCli(app, ['billing', 'contract', 'list', '--tenant', b.slug])
+    expect(list.json.items.map((x: any) => [x.effective_from, x.status])).toEqual([['2026-01', 'active'], ['2025-01', 'ended']])
+    const end = await runCli(app, ['billing', 'contract', 'end', '--tenant', b.slug, '--id', list.json.items[1].id])
+    expect(end.code).toBe(2)
+  })
+})
+
+describe('rated usage', () => {
+  test('A (EUR, New York): included units, graduated tiers, one rounding per line, minimum commitment; exact to hand-computed totals', async () => {
+    const r = await call(app.url, 'GET', '/v1/billing/usage?period=2026-02', { token: adminA })
+    expect(r.status).toBe(200)
+    expect(r.body).toMatchObject({
+      period: '2026-02', time_zone: 'America/New_York', starts_at: '2026-02-01T05:00:00.000Z', ends_at: '2026-03-01T05:00:00.000Z', currency: 'EUR',
+    })
+    expect(r.body.lines).toEqual([
+      // 437 - 100 included = 337 x 0.35 = 117.95
+      { meter: 'evaluations_succeeded', quantity: '437', included: '100', billable: '337', priced: true, unit_price: '0.35', amount: '117.95', amount_micro: 117_950_000 },
+      // 7,523 - 1,000 = 6,523: 5,000 x 0.002 = 10 + 1,523 x 0.0015 = 2.2845 -> 12.2845 -> 12.28
+      { meter: 'pages_text_layer', quantity: '7523', included: '1000', billable: '6523', priced: true,
+        tiers: [{ up_to: 5000, quantity: '5000', unit_price: '0.002' }, { up_to: null, quantity: '1523', unit_price: '0.0015' }], amount: '12.28', amount_micro: 12_280_000 },
+      // 100 x 0.05 = 5 + 900 x 0.03 = 27 + 234 x 0.02 = 4.68 -> 36.68
+      { meter: 'pages_ocr', quantity: '1234', included: '0', billable: '1234', priced: true,
+        tiers: [{ up_to: 100, quantity: '100', unit_price: '0.05' }, { up_to: 1000, quantity: '900', unit_price: '0.03' }, { up_to: null, quantity: '234', unit_price: '0.02' }], amount: '36.68', amount_micro: 36_680_000 },
+      // 17 x 0.125 = 2.125 -> 2.13 once for the line (per unit it would be 17 x 0.13 = 2.21)
+      { meter: 'reports_generated', quantity: '17', included: '0', billable: '17', priced: true, unit_price: '0.125', amount: '2.13', amount_micro: 2_130_000 },
+      // unpriced usage is shown at 0.00
+      { meter: 'generation_runs', quantity: '4', included: '0', billable: '4', priced: false, amount: '0.00', amount_micro: 0 },
+      // 12,345,678 x 0.0000012 = 14.8148136 -> 14.81
+      { meter: 'model_cost_micro', quantity: '12345678', included: '0', billable: '12345678', priced: true, unit_price: '0.0000012', amount: '14.81', amount_micro: 14_810_000 },
+    ])
+    // 117.95 + 12.28 + 36.68 + 2.13 + 14.81 = 183.85 < 200.00: shortfall 16.15
+    expect(r.body).toMatchObject({
+      subtotal: '183.85', subtotal_micro: 183_850_000, minimum_commitment: '200.00', minimum_commitment_micro: 200_000_000,
+      minimum_commitment_shortfall: '16.15', minimum_commitment_shortfall_micro: 16_150_000, total: '200.00', total_micro: 200_000_000,
+    })
+    // January (New York) holds the one evaluation of 2026-02-01T03:00Z, under the earlier contract.
+    const jan = await call(app.url, 'GET', '/v1/billing/usage?period=2026-01', { token: adminA })
+    expect(jan.body.lines.filter((l: any) => l.quantity !== '0')).toEqual([{ meter: 'evaluations_succeeded', quantity: '1', included: '1', billable: '0', priced: true, unit_price: '0.35', amount: '0.00', amount_micro: 0 }])
+    expect(jan.body.lines.map((l: any) => l.meter)).toEqual(CONTRACT_A.prices.map((p) => p.meter)) // every priced meter has its line
+    expect(jan.body).toMatchObject({ contract_id: expect.any(String), subtotal: '0.00', minimum_commitment_shortfall: '0.00', total: '0.00' })
+    // The operator sees the same figures.
+    expect((await ops('GET', `/v1/operator/workspaces/${a.id}/billing-usage?period=2026-02`)).body).toEqual(r.body)
+  })
+
+  test('B (JPY, UTC): no minor units; a minimum commitment above usage; no contract means quantities only', async () => {
+    const r = await call(app.url, 'GET', '/v1/billing/usage?period=2026-02', { token: adminB })
+    expect(r.body.lines).toEqual([
+      // 123 x 12.5 = 1,537.5 -> 1,538
+      { meter: 'evaluations_succeeded', quantity: '123', included: '0', billable: '123', priced: true, unit_price: '12.5', amount: '1538', amount_micro: 1_538_000_000 },
+      // 3 x 99.5 = 298.5 -> 299
+      { meter: 'reports_generated', quantity: '3', included: '0', billable: '3', priced: true, unit_price: '99.5', amount: '299', amount_micro: 299_000_000 },
+    ])
+    expect(r.body).toMatchObject({ time_zone: 'UTC', currency: 'JPY', subtotal: '1837', minimum_commitment: '5000', minimum_commitment_shortfall: '3163', total: '5000', total_micro: 5_000_000_000 })
+    const none = await call(app.url, 'GET', '/v1/billing/usage?period=2024-02', { token: adminB })
+    expect(none.body).toEqual({ period: '2024-02', time_zone: 'UTC', starts_at: '2024-02-01T00:00:00.000Z', ends_at: '2024-03-01T00:00:00.000Z', contract_id: null, currency: null, lines: [] })
+    expect(problemOf(await call(app.url, 'GET', '/v1/billing/usage?period=2026-13', { token: adminB })).errors?.[0]?.pointer).toBe('/period')
+    expect(problemOf(await call(app.url, 'GET', '/v1/billing/usage', { token: adminB })).status).toBe(422)
+  })
+
+  test('the ledger is append-only', async () => {
+    await expect(app.sql`update usage_events set quantity = 2 where tenant_id = ${a.id}`).rejects.toThrow(/append-only/)
+    await expect(app.sql`delete from usage_events where tenant_id = ${a.id}`).rejects.toThrow(/append-only/)
+  })
+})
