@@ -14,7 +14,7 @@ import { problems } from '../http/problem'
 import { readTenantSettings } from '../resources/tenant-settings'
 import { contractForPeriod, type ContractRow } from './contracts'
 import { usageByMeter } from './ledger'
-import { isMeter, METERS } from './meters'
+import { isCurrency, isMeter, METERS, minorUnits } from './meters'
 import { periodBounds, rate } from './rating'
 
 /** The job kind name (also the task kind of its notifications). */
@@ -51,8 +51,11 @@ export interface FindingInput {
   currency: string | null
 }
 
-const diff = (kind: FindingKind, meter: string | null, measure: FindingInput['measure'], expected: Big, actual: Big, currency: string | null): FindingInput =>
-  ({ kind, meter, measure, expected: expected.toFixed(), actual: actual.toFixed(), difference: actual.minus(expected).toFixed(), currency })
+function diff(kind: FindingKind, meter: string | null, measure: FindingInput['measure'], expected: Big, actual: Big, currency: string | null): FindingInput {
+  // Amounts show the currency's minor units; quantities and unit prices as exact as they are.
+  const show = (b: Big) => (measure === 'amount' && currency && isCurrency(currency) ? b.toFixed(minorUnits(currency)) : b.toFixed())
+  return { kind, meter, measure, expected: show(expected), actual: show(actual), difference: show(actual.minus(expected)), currency }
+}
 
 /**
  * Compares an invoice with a period's contract and ledger quantities; pure. The rules (also in

@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from '
 import { call, problemOf, startApp, type TestApp } from '../helpers/app'
 import { startIssuer, type TestIssuer } from '../helpers/oidc'
 import { runCli } from '../helpers/cli'
+import { deliveriesOf } from '../helpers/authoring'
 import { recordUsageEvents, type UsageEventInput } from '../../server/billing/ledger'
 
 setDefaultTimeout(60_000)
@@ -209,5 +210,108 @@ describe('rated usage', () => {
   test('the ledger is append-only', async () => {
     await expect(app.sql`update usage_events set quantity = 2 where tenant_id = ${a.id}`).rejects.toThrow(/append-only/)
     await expect(app.sql`delete from usage_events where tenant_id = ${a.id}`).rejects.toThrow(/append-only/)
+  })
+})
+
+describe('reconciliation', () => {
+  const reconcile = (token: string, body: unknown) => call(app.url, 'POST', '/v1/billing/reconciliations', { token, body })
+  const ended = async (token: string, id: string) => {
+    for (let i = 0; i < 400; i++) {
+      const r = await call(app.url, 'GET', `/v1/billing/reconciliations/${id}`, { token })
+      if (r.body.status === 'succeeded' || r.body.status === 'failed') return r.body
+      await Bun.sleep(25)
+    }
+    throw new Error('reconciliation did not end')
+  }
+  const strip = (f: any) => ({ kind: f.kind, meter: f.meter, measure: f.measure, expected: f.expected, actual: f.actual, difference: f.difference })
+
+  test('a planted invoice produces exactly the planted findings, one of each kind, and notifies like every task', async () => {
+    const planted = {
+      period: '2026-02',
+      invoice: {
+        currency: 'EUR',
+        lines: [
+          { meter: 'evaluations_succeeded', quantity: 436, unit_price: '0.35', amount: '117.60' }, // one short
+          { meter: 'pages_text_layer', quantity: 7523, amount: '12.28' },
+          // pages_ocr (1,234 billable) left out
+          { meter: 'reports_generated', quantity: 17, unit_price: '0.15', amount: '2.55' }, // another unit price
+          { meter: 'model_cost_micro', quantity: 12_345_678, unit_price: '0.0000012', amount: '14.81' },
+          { meter: 'diff_runs', quantity: 2, unit_price: '1.00', amount: '2.00' }, // no such usage
+          { kind: 'minimum_commitment', amount: '10.00' }, // 16.15 is due
+        ],
+      },
+      notifications: [{ channel: 'email', email: { address: 'billing@example.test' } }],
+    }
+    expect((await reconcile(await app.apiKey(a.id, ['billing:read']), planted)).status).toBe(403)
+    const r = await reconcile(adminA, planted)
+    expect(r.status).toBe(202)
+    expect(r.body).toMatchObject({ period: '2026-02', status: 'queued', invoice_lines: 6, invoice_currency: 'EUR' })
+    expect(r.headers.get('location')).toBe(`/v1/billing/reconciliations/${r.body.id}`)
+    expect(await ended(adminA, r.body.id)).toMatchObject({ status: 'succeeded', finding_count: 6 })
+
+    const findings = await call(app.url, 'GET', `/v1/billing/reconciliation-findings?reconciliation_id=${r.body.id}`, { token: adminA })
+    expect(findings.body.items.map(strip).sort((x: any, y: any) => x.kind.localeCompare(y.kind))).toEqual([
+      { kind: 'invoiced_without_usage', meter: 'diff_runs', measure: 'quantity', expected: '0', actual: '2', difference: '2' },
+      { kind: 'minimum_commitment_shortfall', meter: null, measure: 'amount', expected: '16.15', actual: '10.00', difference: '-6.15' },
+      { kind: 'quantity_mismatch', meter: 'evaluations_succeeded', measure: 'quantity', expected: '437', actual: '436', difference: '-1' },
+      { kind: 'unit_price_mismatch', meter: 'reports_generated', measure: 'unit_price', expected: '0.125', actual: '0.15', difference: '0.025' },
+      { kind: 'usage_not_invoiced', meter: 'pages_ocr', measure: 'quantity', expected: '1234', actual: '0', difference: '-1234' },
+      { kind: 'usage_outside_contract', meter: 'generation_runs', measure: 'quantity', expected: '0', actual: '4', difference: '4' },
+    ])
+    for (const f of findings.body.items) expect(f).toMatchObject({ reconciliation_id: r.body.id, period: '2026-02', currency: 'EUR', status: 'open' })
+
+    const deliveries = await deliveriesOf(app, adminA, 'billing_reconciliation', r.body.id)
+    expect(deliveries[0].payload).toMatchObject({
+      event_type: 'task.completed', task_kind: 'billing_reconciliation', task_id: r.body.id, tenant_id: a.id,
+      outcome: { status: 'succeeded', summary: 'billing reconciliation completed, review the findings', error_code: null },
+    })
+    expect(deliveries[0].payload.links.resource).toEndWith(`/v1/billing/reconciliations/${r.body.id}`)
+
+    // Filters and the page.
+    const byKind = await call(app.url, 'GET', '/v1/billing/reconciliation-findings?kind=quantity_mismatch&period=2026-02', { token: adminA })
+    expect(byKind.body.items.map((f: any) => f.meter)).toEqual(['evaluations_succeeded'])
+    const first = await call(app.url, 'GET', `/v1/billing/reconciliation-findings?reconciliation_id=${r.body.id}&limit=4`, { token: adminA })
+    const rest = await call(app.url, 'GET', `/v1/billing/reconciliation-findings?reconciliation_id=${r.body.id}&limit=4&cursor=${encodeURIComponent(first.body.next_cursor)}`, { token: adminA })
+    expect([...first.body.items, ...rest.body.items].map((f: any) => f.id)).toEqual(findings.body.items.map((f: any) => f.id))
+    expect(rest.body.next_cursor).toBeNull()
+    expect(problemOf(await call(app.url, 'GET', `/v1/billing/reconciliation-findings?reconciliation_id=${r.body.id}&limit=4&kind=usage_not_invoiced&cursor=${encodeURIComponent(first.body.next_cursor)}`, { token: adminA })).type).toBe('urn:svc:error:invalid_cursor')
+
+    // Acknowledge, then resolve: admins in person, audited in the hash chain; keys refused at any scope.
+    const target = findings.body.items.find((f: any) => f.kind === 'quantity_mismatch')
+    const allScopes = await app.apiKey(a.id, ['billing:read', 'billing:write', 'settings:write', 'notifications:write'])
+    expect(problemOf(await call(app.url, 'POST', `/v1/billing/reconciliation-findings/${target.id}/acknowledge`, { token: allScopes, body: { note: 'x' } })).type).toBe('urn:svc:error:forbidden')
+    expect(problemOf(await call(app.url, 'POST', `/v1/billing/reconciliation-findings/${target.id}/acknowledge`, { token: adminB, body: { note: 'x' } })).type).toBe('urn:svc:error:not_found')
+    const ack = await call(app.url, 'POST', `/v1/billing/reconciliation-findings/${target.id}/acknowledge`, { token: adminA, body: { note: 'one evaluation finished after the invoice run' } })
+    expect(ack.body).toMatchObject({ status: 'acknowledged', note: 'one evaluation finished after the invoice run', acknowledged_at: expect.any(String), acknowledged_by: { kind: 'user' } })
+    expect(problemOf(await call(app.url, 'POST', `/v1/billing/reconciliation-findings/${target.id}/acknowledge`, { token: adminA, body: { note: 'again' } })).type).toBe('urn:svc:error:conflict')
+    const res = await call(app.url, 'POST', `/v1/billing/reconciliation-findings/${target.id}/resolve`, { token: adminA, body: { note: 'credited on the next invoice' } })
+    expect(res.body).toMatchObject({ status: 'resolved', note: 'credited on the next invoice', resolved_at: expect.any(String) })
+    expect((await call(app.url, 'GET', '/v1/billing/reconciliation-findings?status=resolved', { token: adminA })).body.items.map((f: any) => f.id)).toEqual([target.id])
+    const audit = await call(app.url, 'GET', '/v1/audit-events', { token: adminA })
+    expect(audit.body.items.slice(0, 2).map((e: any) => [e.kind, e.data.finding_id, e.data.status])).toEqual([
+      ['billing.finding.resolved', target.id, 'resolved'], ['billing.finding.acknowledged', target.id, 'acknowledged'],
+    ])
+    const verify = await runCli(app, ['audit', 'verify', '--tenant', a.slug])
+    expect(verify.json).toMatchObject({ ok: true })
+
+    // Another workspace sees none of it.
+    expect((await call(app.url, 'GET', `/v1/billing/reconciliation-findings/${target.id}`, { token: adminB })).status).toBe(404)
+    expect((await call(app.url, 'GET', `/v1/billing/reconciliations/${r.body.id}`, { token: adminB })).status).toBe(404)
+    expect((await call(app.url, 'GET', '/v1/billing/reconciliation-findings', { token: adminB })).body.items).toEqual([])
+  })
+
+  test('a matching invoice produces no findings', async () => {
+    const key = await app.apiKey(b.id, ['billing:write'])
+    const r = await reconcile(key, { period: '2026-02', invoice: { currency: 'JPY', lines: [
+      { meter: 'evaluations_succeeded', quantity: 123, unit_price: '12.5', amount: '1538' },
+      { meter: 'reports_generated', quantity: 3, unit_price: '99.50', amount: '299' },
+      { kind: 'minimum_commitment', amount: '3163' },
+    ] } })
+    expect(r.status).toBe(202)
+    expect(await ended(key, r.body.id)).toMatchObject({ status: 'succeeded', finding_count: 0 })
+    expect((await call(app.url, 'GET', `/v1/billing/reconciliation-findings?reconciliation_id=${r.body.id}`, { token: key })).body).toEqual({ items: [], next_cursor: null })
+    // An invoice in another currency than the contract's fails the task, naming why.
+    const other = await reconcile(key, { period: '2026-02', invoice: { currency: 'EUR', lines: [] } })
+    expect(await ended(key, other.body.id)).toMatchObject({ status: 'failed', error: 'the invoice is in EUR, the contract in JPY' })
   })
 })
