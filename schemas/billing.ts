@@ -125,13 +125,19 @@ export const InvoiceLine = t.Object({
   description: t.Optional(t.String({ maxLength: 500 })),
 })
 
-/** POST /v1/billing/reconciliations body. */
+/** POST /v1/billing/reconciliations body: exactly one of invoice (JSON lines) and invoice_upload (a CSV through the two-phase upload). */
 export const ReconciliationCreate = t.Object({
   period: Period,
-  invoice: t.Object({
+  invoice: t.Optional(t.Object({
     currency: t.Optional(t.String({ minLength: 3, maxLength: 3 })),
     lines: t.Array(InvoiceLine, { maxItems: 1000 }),
-  }),
+  })),
+  invoice_upload: t.Optional(t.Object({
+    filename: t.String({ minLength: 1, maxLength: 255 }),
+    size_bytes: t.Integer({ minimum: 1, description: 'The exact length of the CSV to be PUT.' }),
+    checksum_sha256: t.Optional(t.String({ pattern: '^[0-9a-fA-F]{64}$' })),
+    currency: t.Optional(t.String({ minLength: 3, maxLength: 3 })),
+  }, { description: 'A CSV invoice (columns kind, meter, quantity, unit_price, amount, description) uploaded with the presigned PUT in the reply, then completed.' })),
   notifications: InlineNotifications,
 })
 
@@ -139,8 +145,10 @@ export const ReconciliationCreate = t.Object({
 export const Reconciliation = t.Object({
   id: Uuid,
   period: t.String(),
-  status: t.Union([t.Literal('queued'), t.Literal('running'), t.Literal('succeeded'), t.Literal('failed')]),
-  invoice_lines: t.Integer(),
+  status: t.Union([t.Literal('awaiting_upload'), t.Literal('queued'), t.Literal('running'), t.Literal('succeeded'), t.Literal('failed')]),
+  invoice_source: t.Union([t.Literal('json'), t.Literal('csv')]),
+  filename: t.Optional(t.String()),
+  invoice_lines: t.Optional(t.Integer({ description: 'Absent until an uploaded CSV has been read.' })),
   invoice_currency: t.Optional(t.String()),
   finding_count: t.Optional(t.Integer()),
   error: t.Optional(t.String()),
@@ -148,6 +156,11 @@ export const Reconciliation = t.Object({
   finished_at: t.Optional(Timestamp),
   updated_at: Timestamp,
 })
+
+/** POST /v1/billing/reconciliations reply: the reconciliation, and for an uploaded invoice the presigned PUT. */
+export const ReconciliationStarted = t.Composite([Reconciliation, t.Object({
+  upload: t.Optional(t.Object({ method: t.Literal('PUT'), url: t.String(), headers: t.Record(t.String(), t.String()), expires_at: Timestamp })),
+})])
 
 /** Path parameters naming a reconciliation. */
 export const ReconciliationParams = t.Object({ reconciliationId: Uuid })

@@ -97,12 +97,23 @@ create table billing_contracts (
 create index billing_contracts_by_start on billing_contracts (tenant_id, effective_from);
 
 -- A reconciliation: an external invoice of one period compared with the contract and the ledger.
+-- The invoice comes as JSON lines (`invoice`) or as a CSV file through the two-phase upload (the
+-- upload columns; `invoice` is filled from the file when the task reads it).
 create table billing_reconciliations (
   tenant_id uuid not null references tenants (id),
   id uuid not null,
   period text not null check (period ~ '^\d{4}-(0[1-9]|1[0-2])$'),
-  status text not null default 'queued' check (status in ('queued', 'running', 'succeeded', 'failed')),
-  invoice jsonb not null,
+  status text not null default 'queued' check (status in ('awaiting_upload', 'queued', 'running', 'succeeded', 'failed')),
+  invoice jsonb,
+  -- An uploaded invoice's currency (a CSV has no place for it); JSON invoices carry theirs inside.
+  invoice_currency text,
+  filename text,
+  content_type text,
+  size_bytes bigint check (size_bytes >= 0),
+  checksum_sha256 text check (checksum_sha256 ~ '^[0-9a-f]{64}$'),
+  blob_key text,
+  bytes_verified boolean not null default false,
+  uploaded_at timestamptz,
   finding_count integer,
   error_detail text,
   created_by jsonb not null,

@@ -8,6 +8,7 @@
 import Big from 'big.js'
 import type { Tx } from '../db/connect'
 import type { JobKind } from '../../jobs/types'
+import type { AppDeps } from '../deps'
 import { enqueueJob } from '../../jobs/queue'
 import { finishTask } from '../../jobs/notify'
 import { problems } from '../http/problem'
@@ -118,8 +119,11 @@ export function compareInvoice(invoice: Invoice, contract: Pick<ContractRow, 'cu
 
 /** A row of `billing_reconciliations`. */
 export interface ReconciliationRow {
-  tenant_id: string; id: string; period: string; status: 'queued' | 'running' | 'succeeded' | 'failed'
-  invoice: Invoice; finding_count: number | null; error_detail: string | null
+  tenant_id: string; id: string; period: string; status: 'awaiting_upload' | 'queued' | 'running' | 'succeeded' | 'failed'
+  /** The invoice lines: given as JSON, or read from the uploaded CSV by the task (null until then). */
+  invoice: Invoice | null; invoice_currency: string | null; finding_count: number | null; error_detail: string | null
+  filename: string | null; content_type: string; size_bytes: string | number; checksum_sha256: string | null
+  blob_key: string | null; bytes_verified: boolean
   finished_at: Date | null; created_at: Date; updated_at: Date
 }
 
@@ -132,8 +136,10 @@ export function renderReconciliation(row: ReconciliationRow) {
     id: row.id,
     period: row.period,
     status: row.status,
-    invoice_lines: row.invoice.lines.length,
-    ...(row.invoice.currency ? { invoice_currency: row.invoice.currency } : {}),
+    invoice_source: row.filename !== null ? 'csv' as const : 'json' as const,
+    ...(row.filename !== null ? { filename: row.filename } : {}),
+    ...(row.invoice ? { invoice_lines: row.invoice.lines.length } : {}),
+    ...((row.invoice?.currency ?? row.invoice_currency) ? { invoice_currency: (row.invoice?.currency ?? row.invoice_currency)! } : {}),
     ...(row.finding_count !== null ? { finding_count: row.finding_count } : {}),
     ...(row.error_detail !== null ? { error: row.error_detail } : {}),
     created_at: row.created_at.toISOString(),
@@ -176,7 +182,8 @@ export async function listReconciliations(sql: Tx, tenantId: string, after: stri
     order by id desc limit ${limit + 1}`
 }
 
-async function end(tx: Tx, row: ReconciliationRow, outcome: { findings: FindingInput[] } | { reason: string }): Promise<void> {
+/** Ends a reconciliation in the caller's transaction: findings (or the reason), status, the task's notification. */
+export async function endReconciliation(tx: Tx, row: ReconciliationRow, outcome: { findings: FindingInput[] } | { reason: string }): Promise<void> {
   const ok = 'findings' in outcome
   if (ok) {
     for (const f of outcome.findings) {
@@ -195,26 +202,46 @@ async function end(tx: Tx, row: ReconciliationRow, outcome: { findings: FindingI
   })
 }
 
-/** The job kind for JOB_KINDS: compares and records findings in one transaction with the task's end. */
-export function billingReconciliationJobKind(): JobKind {
+/** Reads an uploaded invoice's lines outside any transaction (the CSV's bytes from the blob store). */
+export type InvoiceReader = (row: ReconciliationRow, deps: AppDeps) => Promise<Invoice | { error: string }>
+
+/**
+ * The job kind for JOB_KINDS: compares and records findings in one transaction with the task's end.
+ * An uploaded CSV invoice is read in `prepare` (outside any transaction) by `readInvoice`.
+ */
+export function billingReconciliationJobKind(readInvoice: InvoiceReader): JobKind {
   return {
     maxAttempts: 3,
+    async prepare(job, deps) {
+      const row = await findReconciliation(deps.sql, job.tenantId!, String(job.payload.reconciliationId))
+      return row && row.invoice === null && row.status === 'queued' ? readInvoice(row, deps) : null
+    },
     async handler(tx, job) {
       const row = await findReconciliation(tx, job.tenantId!, String(job.payload.reconciliationId), true)
       if (!row || (row.status !== 'queued' && row.status !== 'running')) return
+      if (row.invoice === null) {
+        const read = job.prepared as Invoice | { error: string } | null
+        if (!read) throw new Error('the uploaded invoice was not read')
+        if ('error' in read) {
+          await endReconciliation(tx, row, { reason: read.error })
+          return
+        }
+        await tx`update billing_reconciliations set invoice = ${tx.json(read as never)} where tenant_id = ${row.tenant_id} and id = ${row.id}`
+        row.invoice = read
+      }
       const timeZone = (await readTenantSettings(tx, row.tenant_id)).time_zone || 'UTC'
       const { startsAt, endsAt } = await periodBounds(tx, row.period, timeZone)
       const contract = await contractForPeriod(tx, row.tenant_id, row.period)
-      if (contract && row.invoice.currency && row.invoice.currency !== contract.currency) {
-        await end(tx, row, { reason: `the invoice is in ${row.invoice.currency}, the contract in ${contract.currency}` })
+      if (contract && row.invoice!.currency && row.invoice!.currency !== contract.currency) {
+        await endReconciliation(tx, row, { reason: `the invoice is in ${row.invoice!.currency}, the contract in ${contract.currency}` })
         return
       }
-      await end(tx, row, { findings: compareInvoice(row.invoice, contract, await usageByMeter(tx, row.tenant_id, startsAt, endsAt)) })
+      await endReconciliation(tx, row, { findings: compareInvoice(row.invoice!, contract, await usageByMeter(tx, row.tenant_id, startsAt, endsAt)) })
     },
     async onGiveUp(tx, job) {
       const row = await findReconciliation(tx, job.tenantId!, String(job.payload.reconciliationId), true)
       if (!row || (row.status !== 'queued' && row.status !== 'running')) return
-      await end(tx, row, { reason: 'the reconciliation could not be completed' })
+      await endReconciliation(tx, row, { reason: 'the reconciliation could not be completed' })
     },
   }
 }

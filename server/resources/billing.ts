@@ -17,7 +17,7 @@ import { actorOf } from './audit'
 import { PageOf } from '../../schemas/common'
 import {
   Contract, ContractListQuery, ContractParams, Finding, FindingDecision, FindingListQuery, FindingParams, RatedUsage,
-  Reconciliation, ReconciliationCreate, ReconciliationListQuery, ReconciliationParams, UsageQuery,
+  Reconciliation, ReconciliationCreate, ReconciliationListQuery, ReconciliationParams, ReconciliationStarted, UsageQuery,
 } from '../../schemas/billing'
 import { findContract, listContracts, renderContract } from '../billing/contracts'
 import { ratedUsage } from '../billing/rating'
@@ -25,6 +25,7 @@ import {
   findReconciliation, listReconciliations, reconciliationPath, renderReconciliation, startReconciliation, type Invoice,
 } from '../billing/reconciliation'
 import { decideFinding, findFinding, listFindings, renderFinding } from '../billing/findings'
+import { completeInvoiceUpload, startInvoiceUpload } from '../billing/invoice-upload'
 
 /** Who reads billing: workspace admins, and API keys with billing:read or billing:write. */
 export const BILLING_READ: AccessRule = { roles: ['admin'], scopes: ['billing:read', 'billing:write'] }
@@ -83,7 +84,13 @@ export function billingRoutes(deps: AppDeps) {
     })
     .post('/v1/billing/reconciliations', async ({ principal, body, request, path, set }) => {
       const tenantId = tenantOf(principal)
+      if ((body.invoice === undefined) === (body.invoice_upload === undefined)) throw problems.rule('Give exactly one of invoice (JSON lines) and invoice_upload (a CSV file).')
       const result = await runIdempotent({ sql, tenantId, method: 'POST', path, body, key: idempotencyKeyOf(request) }, async (tx) => {
+        if (body.invoice_upload) {
+          const { row, upload } = await startInvoiceUpload(tx, deps, tenantId, body.period, body.invoice_upload, actorOf(principal))
+          await subscribeInline(tx, principal, { tenantId, taskKind: 'billing_reconciliation', taskId: row.id, items: body.notifications as never })
+          return { status: 201, body: { ...renderReconciliation(row), upload }, location: reconciliationPath(row.id) }
+        }
         const row = await startReconciliation(tx, tenantId, { period: body.period, invoice: body.invoice as Invoice }, actorOf(principal))
         await subscribeInline(tx, principal, { tenantId, taskKind: 'billing_reconciliation', taskId: row.id, items: body.notifications as never })
         return { status: 202, body: renderReconciliation(row), location: reconciliationPath(row.id) }
@@ -93,9 +100,23 @@ export function billingRoutes(deps: AppDeps) {
       access: BILLING_WRITE,
       body: ReconciliationCreate,
       detail: {
-        summary: "Reconcile an external invoice of a period against the contract and the usage ledger: 202 and a billing_reconciliation task whose findings are listed at /v1/billing/reconciliation-findings",
+        summary: 'Reconcile an external invoice of a period against the contract and the usage ledger. JSON lines (`invoice`): 202 and a billing_reconciliation task. A CSV (`invoice_upload`): 201 with a presigned PUT; PUT the bytes, then POST .../complete. Findings are listed at /v1/billing/reconciliation-findings',
         tags: ['Billing'],
-        responses: responses({ 202: Reconciliation }, [...BODY_PROBLEMS, 'idempotency_conflict']),
+        responses: responses({ 201: ReconciliationStarted, 202: Reconciliation }, [...BODY_PROBLEMS, 'idempotency_conflict', 'payload_too_large']),
+      },
+    })
+    .post('/v1/billing/reconciliations/:reconciliationId/complete', async ({ principal, params, set }) => {
+      const row = await completeInvoiceUpload(deps, tenantOf(principal), params.reconciliationId)
+      if (!row) throw problems.notFound('reconciliation')
+      set.status = 202
+      return renderReconciliation(row)
+    }, {
+      access: BILLING_WRITE,
+      params: ReconciliationParams,
+      detail: {
+        summary: 'Complete an uploaded CSV invoice: 202 and the billing_reconciliation task; 409 before the bytes are uploaded',
+        tags: ['Billing'],
+        responses: responses({ 202: Reconciliation }, [...PATH_PROBLEMS, 'conflict', 'validation', 'payload_too_large']),
       },
     })
     .get('/v1/billing/reconciliations', async ({ principal, query }) => {

@@ -10,6 +10,7 @@ import { call, problemOf, startApp, type TestApp } from '../helpers/app'
 import { startIssuer, type TestIssuer } from '../helpers/oidc'
 import { runCli } from '../helpers/cli'
 import { deliveriesOf } from '../helpers/authoring'
+import { putBytes } from '../helpers/samples'
 import { recordUsageEvents, type UsageEventInput } from '../../server/billing/ledger'
 
 setDefaultTimeout(60_000)
@@ -298,6 +299,38 @@ describe('reconciliation', () => {
     expect((await call(app.url, 'GET', `/v1/billing/reconciliation-findings/${target.id}`, { token: adminB })).status).toBe(404)
     expect((await call(app.url, 'GET', `/v1/billing/reconciliations/${r.body.id}`, { token: adminB })).status).toBe(404)
     expect((await call(app.url, 'GET', '/v1/billing/reconciliation-findings', { token: adminB })).body.items).toEqual([])
+  })
+
+  test('a CSV invoice through the two-phase upload gives the same findings; a broken CSV fails the task naming the line', async () => {
+    const csv = [
+      'kind,meter,quantity,unit_price,amount,description',
+      'usage,evaluations_succeeded,436,0.35,117.60,Evaluations',
+      'usage,pages_text_layer,7523,,12.28,Pages',
+      'usage,reports_generated,17,0.15,2.55,Reports',
+      'usage,model_cost_micro,12345678,0.0000012,14.81,Model',
+      'usage,diff_runs,2,1.00,2.00,Diff runs',
+      'minimum_commitment,,,,10.00,Minimum',
+    ].join('\n') + '\n'
+    const bytes = new TextEncoder().encode(csv)
+    const start = await reconcile(adminA, { period: '2026-02', invoice_upload: { filename: 'invoice-2026-02.csv', size_bytes: bytes.byteLength, currency: 'EUR' } })
+    expect(start.status).toBe(201)
+    expect(start.body).toMatchObject({ status: 'awaiting_upload', invoice_source: 'csv', filename: 'invoice-2026-02.csv', invoice_currency: 'EUR', upload: { method: 'PUT' } })
+    expect(problemOf(await call(app.url, 'POST', `/v1/billing/reconciliations/${start.body.id}/complete`, { token: adminA })).type).toBe('urn:svc:error:conflict')
+    expect((await putBytes(app, start.body.upload, bytes)).status).toBe(204)
+    const done = await call(app.url, 'POST', `/v1/billing/reconciliations/${start.body.id}/complete`, { token: adminA })
+    expect(done.status).toBe(202)
+    expect(await ended(adminA, start.body.id)).toMatchObject({ status: 'succeeded', finding_count: 6, invoice_lines: 6 })
+    const findings = await call(app.url, 'GET', `/v1/billing/reconciliation-findings?reconciliation_id=${start.body.id}`, { token: adminA })
+    expect(findings.body.items.map((f: any) => f.kind).sort()).toEqual([
+      'invoiced_without_usage', 'minimum_commitment_shortfall', 'quantity_mismatch', 'unit_price_mismatch', 'usage_not_invoiced', 'usage_outside_contract',
+    ])
+    expect(problemOf(await reconcile(adminA, { period: '2026-02', invoice: { lines: [] }, invoice_upload: { filename: 'x.csv', size_bytes: 1 } })).detail).toContain('exactly one of invoice')
+
+    const broken = new TextEncoder().encode('kind,meter,quantity\nusage,evaluations_succeeded,lots\n')
+    const b2 = await reconcile(adminA, { period: '2026-02', invoice_upload: { filename: 'broken.csv', size_bytes: broken.byteLength } })
+    expect((await putBytes(app, b2.body.upload, broken)).status).toBe(204)
+    expect((await call(app.url, 'POST', `/v1/billing/reconciliations/${b2.body.id}/complete`, { token: adminA })).status).toBe(202)
+    expect(await ended(adminA, b2.body.id)).toMatchObject({ status: 'failed', error: 'line 2: quantity must be a whole number' })
   })
 
   test('a matching invoice produces no findings', async () => {
