@@ -157,6 +157,7 @@ describe('the operator surface', () => {
     const doc = await settled(app, key, scenario.id, five.doc.id)
     expect(doc.pages).toMatchObject({ total: 5, text_layer: 2, unreadable: 3 })
     expect(doc.status).toBe('ready_degraded')
+    expect(JSON.stringify(doc)).toContain("pages 3-5 unreadable: beyond the page limit 2 (the workspace's evaluation policy)")
     const pageEvents = await app.sql`select meter, quantity::int as q, source_ref from usage_events where tenant_id = ${t.id} and source_id = ${doc.id}`
     expect(pageEvents.map((e) => [e.meter, e.q, e.source_ref])).toEqual([['pages_text_layer', 2, expect.stringMatching(/^generation:\d+$/)]])
     // An image with OCR off: no recognition, the page unreadable naming the policy.

@@ -49,7 +49,9 @@ export interface ParseControl {
 export function narrowLimits(limits: DocumentLimits, narrower: ParseControl['limits'] = {}): DocumentLimits {
   return {
     ...limits,
-    maxPages: narrower.maxPages !== undefined ? Math.min(limits.maxPages, narrower.maxPages) : limits.maxPages,
+    ...(narrower.maxPages !== undefined && narrower.maxPages < limits.maxPages
+      ? { maxPages: narrower.maxPages, maxPagesSource: "the workspace's evaluation policy" }
+      : {}),
     ocr: narrower.ocr === false ? { ...limits.ocr, disabledReason: "not recognised: OCR is off in this workspace's evaluation policy" } : limits.ocr,
   }
 }
