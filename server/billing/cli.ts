@@ -32,7 +32,7 @@ async function contractCommand({ sql }: { sql: Sql }, args: string[]): Promise<u
   const slug = need(values, 'tenant')
   const tenant = await findTenantBySlug(sql, slug)
   if (!tenant) throw problems.rule(`no workspace with slug "${slug}"`)
-  const actor = { kind: 'cli' }
+  const actor = { kind: 'cli' } as const
   switch (sub) {
     case 'create': {
       let prices: unknown

@@ -3,12 +3,13 @@
  * operators, read by workspace admins. A contract has a currency (ISO 4217), an effective period
  * (`effective_from` to `effective_until`, whole months, inclusive; open-ended without an end),
  * prices per meter (exact decimal strings, included quantity, optional graduated tiers) and a
- * minimum commitment. Two contracts of a workspace never cover the same month. Owns
- * `billing_contracts`.
+ * minimum commitment. Two contracts of a workspace never cover the same month. Creating and ending
+ * are recorded in the workspace's audit chain. Owns `billing_contracts`.
  */
 import Big from 'big.js'
 import type { Tx } from '../db/connect'
 import { problems } from '../http/problem'
+import { appendAudit, type AuditActor } from '../resources/audit'
 import { DECIMAL, isCurrency, isMeter, microOf, minorUnits, METERS, type Meter } from './meters'
 
 /** One graduated tier: billable units up to `up_to` (cumulative; null: the rest) at `unit_price`. */
@@ -159,7 +160,7 @@ async function refuseOverlap(tx: Tx, tenantId: string, from: number, until: numb
 }
 
 /** Creates a contract after checking every field and the overlap rule (422 naming the field). */
-export async function createContract(tx: Tx, tenantId: string, input: ContractInput, actor: unknown): Promise<ContractRow> {
+export async function createContract(tx: Tx, tenantId: string, input: ContractInput, actor: AuditActor): Promise<ContractRow> {
   if (!isCurrency(input.currency)) throw problems.rule('currency must be an ISO 4217 code like "EUR".')
   if (!PERIOD.test(input.effective_from)) throw problems.rule('effective_from must be a period YYYY-MM.')
   const until = input.effective_until ?? null
@@ -180,6 +181,7 @@ export async function createContract(tx: Tx, tenantId: string, input: ContractIn
     values (${tenantId}, ${Bun.randomUUIDv7()}, ${input.currency}, ${`${input.effective_from}-01`}::date,
             ${until === null ? null : `${until}-01`}::date, ${tx.json(prices as never)}, ${minimum}, ${tx.json(actor as never)})
     returning ${COLUMNS(tx)}`
+  await appendAudit(tx, tenantId, 'billing.contract.created', actor, { contract_id: row!.id, currency: row!.currency, effective_from: row!.effective_from, effective_until: row!.effective_until })
   return row!
 }
 
@@ -187,7 +189,7 @@ export async function createContract(tx: Tx, tenantId: string, input: ContractIn
  * Ends a contract: its last billed month becomes `until` (at most its current end; the month before
  * its start voids it). 409 when it has ended already.
  */
-export async function endContract(tx: Tx, tenantId: string, id: string, until: string, actor: unknown): Promise<ContractRow | null> {
+export async function endContract(tx: Tx, tenantId: string, id: string, until: string, actor: AuditActor): Promise<ContractRow | null> {
   const [current] = await tx<ContractRow[]>`select ${COLUMNS(tx)} from billing_contracts where tenant_id = ${tenantId} and id = ${id} for update`
   if (!current) return null
   if (current.ended_at) throw problems.conflict('The contract has ended already.')
@@ -200,5 +202,6 @@ export async function endContract(tx: Tx, tenantId: string, id: string, until: s
     update billing_contracts set effective_until = ${`${until}-01`}::date, ended_at = now(), ended_by = ${tx.json(actor as never)}, updated_at = now()
     where tenant_id = ${tenantId} and id = ${id}
     returning ${COLUMNS(tx)}`
+  await appendAudit(tx, tenantId, 'billing.contract.ended', actor, { contract_id: id, effective_until: until, previous_effective_until: current.effective_until })
   return row!
 }

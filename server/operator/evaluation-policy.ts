@@ -7,6 +7,7 @@
  */
 import type { Tx } from '../db/connect'
 import { problems } from '../http/problem'
+import { appendAudit, type AuditActor } from '../resources/audit'
 
 /** A workspace's evaluation policy. */
 export interface EvaluationPolicy {
@@ -27,9 +28,11 @@ export async function readPolicy(sql: Tx, tenantId: string): Promise<EvaluationP
   return { engine: row.engine, max_questions: row.max_questions, max_pages_per_document: row.max_pages_per_document, ocr: row.ocr }
 }
 
-/** Replaces a workspace's policy (full replace: omitted fields take their defaults). */
-export async function writePolicy(sql: Tx, tenantId: string, input: Partial<EvaluationPolicy>): Promise<EvaluationPolicy> {
+/** Replaces a workspace's policy (full replace: omitted fields take their defaults), audited as `evaluation_policy.updated`. */
+export async function writePolicy(sql: Tx, tenantId: string, input: Partial<EvaluationPolicy>, actor: AuditActor): Promise<EvaluationPolicy> {
   const policy: EvaluationPolicy = { ...DEFAULT_POLICY, ...input }
+  const before = await readPolicy(sql, tenantId)
+  await appendAudit(sql, tenantId, 'evaluation_policy.updated', actor, { before, after: policy })
   await sql`
     insert into workspace_evaluation_policies (tenant_id, engine, max_questions, max_pages_per_document, ocr)
     values (${tenantId}, ${policy.engine}, ${policy.max_questions}, ${policy.max_pages_per_document}, ${policy.ocr})

@@ -57,7 +57,8 @@ export function operatorRoutes(deps: AppDeps) {
       params: TenantParams,
       detail: { summary: "A workspace's evaluation policy (operators; outside the /v1 promise)", tags: TAGS, responses: responses({ 200: EvaluationPolicy }, PATH_PROBLEMS) },
     })
-    .put('/v1/operator/workspaces/:tenantId/evaluation-policy', async ({ params, body }) => writePolicy(sql, (await workspaceOr404(sql, params.tenantId)).id, body), {
+    .put('/v1/operator/workspaces/:tenantId/evaluation-policy', async ({ principal, params, body }) =>
+      sql.begin(async (tx) => writePolicy(tx, (await workspaceOr404(tx, params.tenantId)).id, body, actorOf(principal))), {
       access: OPERATORS,
       params: TenantParams,
       body: EvaluationPolicyWrite,

@@ -24,7 +24,7 @@ let adminA: string
 let adminB: string
 
 /** A's contract (EUR, from 2026-02, open-ended). */
-export const CONTRACT_A = {
+const CONTRACT_A = {
   currency: 'EUR',
   effective_from: '2026-02',
   prices: [
@@ -153,6 +153,11 @@ describe('billing contracts', () => {
     expect(list.json.items.map((x: any) => [x.effective_from, x.status])).toEqual([['2026-01', 'active'], ['2025-01', 'ended']])
     const end = await runCli(app, ['billing', 'contract', 'end', '--tenant', b.slug, '--id', list.json.items[1].id])
     expect(end.code).toBe(2)
+    // Creating and ending are in B's audit chain, with who did it.
+    const audit = await app.sql`select kind, actor, data from audit_events where tenant_id = ${b.id} order by seq`
+    expect(audit.map((e) => [e.kind, e.actor.kind, e.data.contract_id])).toEqual([
+      ['billing.contract.created', 'operator', c.body.id], ['billing.contract.ended', 'operator', c.body.id], ['billing.contract.created', 'cli', cli.json.id],
+    ])
   })
 })
 

@@ -136,6 +136,8 @@ describe('the operator surface', () => {
 
     expect((await ops('PUT', `/v1/operator/workspaces/${t.id}/evaluation-policy`, { engine: 'builtin', max_questions: 5, max_pages_per_document: 2, ocr: false })).body)
       .toEqual({ engine: 'builtin', max_questions: 5, max_pages_per_document: 2, ocr: false })
+    const [audited] = await app.sql`select actor, data from audit_events where tenant_id = ${t.id} and kind = 'evaluation_policy.updated'`
+    expect(audited).toMatchObject({ actor: { kind: 'operator', sub: 'surface-operator' }, data: { before: { engine: 'any', ocr: true }, after: { engine: 'builtin', ocr: false } } })
     const capped = problemOf(await evaluate())
     expect(capped).toMatchObject({ type: 'urn:svc:error:validation', status: 422 })
     expect(capped.detail).toContain('max_questions')
