@@ -49,7 +49,7 @@ export const ContractCreate = t.Object({
 
 /** POST .../billing-contracts/{contractId}/end body. */
 export const ContractEnd = t.Object({
-  effective_until: t.Optional(t.Union([Period], { description: 'The last month billed; default: the current month in the workspace time zone.' })),
+  effective_until: t.Optional(t.String({ pattern: '^\\d{4}-(0[1-9]|1[0-2])$', description: 'The last month billed (YYYY-MM); default: the current month in the workspace time zone.' })),
 })
 
 /** A billing contract. */
