@@ -35,6 +35,8 @@ import { budgetRoutes } from './authoring/budget-admin'
 import { diffRunRoutes } from './resources/diff-runs'
 import { structureTaskRoutes } from './resources/structure-tasks'
 import { supersessionRoutes } from './resources/supersessions'
+import { billingRoutes } from './resources/billing'
+import { operatorRoutes } from './resources/operator'
 
 /** Builds the whole HTTP application over its dependencies. */
 export function createApp(deps: AppDeps) {
@@ -71,6 +73,8 @@ export function createApp(deps: AppDeps) {
     .use(diffRunRoutes(deps))
     .use(structureTaskRoutes(deps))
     .use(supersessionRoutes(deps))
+    .use(billingRoutes(deps))
+    .use(operatorRoutes(deps))
   const served = serveOpenApiDocument(app, deps.config.baseUrl)
   methods.load(served.routes)
   return served

@@ -16,6 +16,7 @@ import m011 from './011_block_cells.sql' with { type: 'text' }
 import m012 from './012_document_parents.sql' with { type: 'text' }
 import m013 from './013_subscription_tasks.sql' with { type: 'text' }
 import m015 from './015_default_vertical.sql' with { type: 'text' }
+import m016 from './016_billing.sql' with { type: 'text' }
 
 /** One migration: its number, its name and its SQL. */
 export interface Migration { version: number; name: string; sql: string }
@@ -36,4 +37,5 @@ export const MIGRATIONS: Migration[] = [
   { version: 12, name: '012_document_parents', sql: m012 },
   { version: 13, name: '013_subscription_tasks', sql: m013 },
   { version: 15, name: '015_default_vertical', sql: m015 },
+  { version: 16, name: '016_billing', sql: m016 },
 ]

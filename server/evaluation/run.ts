@@ -16,9 +16,10 @@ import type { JobKind } from '../../jobs/types'
 import { finishTask } from '../../jobs/notify'
 import { budgetReached, costMicro, recordUsage } from '../authoring/budgets'
 import { appendCaseEvent } from '../events'
+import { recordUsageEvents } from '../billing/ledger'
 import { findVersionById } from '../question-sets/store'
 import { buildCaseContext, type EngineAnswer, type Question } from './engine'
-import { createEngine, ModelOutageError, ModelResponseError } from './index'
+import { builtinEngine, createEngine, ModelOutageError, ModelResponseError } from './index'
 import { decide, type Decision } from './decision'
 import {
   evaluationPath, findEvaluation, loadCaseBlocks, recordProgress, saveResults, setEvaluationStatus, settleCaseStatus,
@@ -69,6 +70,9 @@ export async function endEvaluation(tx: Tx, tenantId: string, row: EvaluationRow
     ...(result === 'canceled' ? { errorCode: 'evaluation_canceled', errorDetail: 'evaluation was canceled' } : {}),
   })
   await settleCaseStatus(tx, tenantId, row.scenario_id, result)
+  if (result === 'succeeded') {
+    await recordUsageEvents(tx, tenantId, [{ meter: 'evaluations_succeeded', quantity: 1, sourceKind: EVALUATION_RUN, sourceId: row.id, occurredAt: ended.finished_at ?? new Date() }])
+  }
   await appendCaseEvent(tx, { tenantId, scenarioId: row.scenario_id, type: 'evaluation.status', data: statusEvent(ended, result === 'failed' ? { error: ended.error_detail } : {}) })
   await finishTask(tx, {
     tenantId, taskKind: 'evaluation_run', taskId: row.id, resourcePath: evaluationPath(row.scenario_id, row.id), result,
@@ -94,7 +98,8 @@ async function prepare(tenantId: string, payload: EvaluationPayload, deps: AppDe
   const questions = version.questions
   const { blocks, documentCount } = await loadCaseBlocks(sql, tenantId, started.scenario_id)
   const context = buildCaseContext(blocks)
-  const engine = createEngine(deps.config)
+  // The engine pinned at start (a workspace's evaluation policy may hold it to the built-in one).
+  const engine = started.engine === 'model' ? createEngine(deps.config) : builtinEngine
   const metered = engine.name === 'model'
   const every = Math.max(1, Math.ceil(questions.length / MAX_PROGRESS_EVENTS))
   const answers: EngineAnswer[] = []

@@ -80,6 +80,12 @@ const LOOKUPS: Record<Exclude<TaskKind, 'directive_review'>, { ends: Record<stri
       select status, '/v1/scenarios/' || scenario_id || '/evaluations/' || id as path, error_detail as reason, coalesce(finished_at, updated_at) as ended_at
       from evaluations where tenant_id = ${t} and id = ${id}`,
   },
+  billing_reconciliation: {
+    ends: RUN_ENDS,
+    query: (tx, t, id) => tx<Row[]>`
+      select status, '/v1/billing/reconciliations/' || id as path, error_detail as reason, coalesce(finished_at, updated_at) as ended_at
+      from billing_reconciliations where tenant_id = ${t} and id = ${id}`,
+  },
   report_generated: {
     ends: RUN_ENDS,
     query: (tx, t, id) => tx<Row[]>`

@@ -22,6 +22,7 @@ import { findScenario, type ScenarioRow } from './scenarios'
 import { findQuestionSet, findVersionById, newestPublishedVersion, type VersionRow } from '../question-sets/store'
 import { evaluationPath, findEvaluation, insertEvaluation, listEvaluations, markCaseEvaluating, renderEvaluation } from '../evaluation/store'
 import { endEvaluation, EVALUATION_RUN, statusEvent } from '../evaluation/run'
+import { checkQuestionCap, engineFor, readPolicy } from '../operator/evaluation-policy'
 
 /** Who may start and cancel evaluations. */
 export const EVALUATION_WRITE: AccessRule = { roles: CASE_WRITERS, scopes: ['scenarios:write'] }
@@ -66,12 +67,14 @@ export function evaluationRoutes(deps: AppDeps) {
         const scenario = await findScenario(tx, tenantId, params.scenarioId)
         if (!scenario) throw problems.notFound('scenario')
         const version = await pinVersion(tx, tenantId, scenario, input)
-        if (engine === 'model' && (await budgetReached(tx, tenantId))) {
+        const policy = await readPolicy(tx, tenantId)
+        checkQuestionCap(policy, version.questions.length)
+        if (engineFor(policy, engine) === 'model' && (await budgetReached(tx, tenantId))) {
           throw budgetExceeded("The workspace's cost budget is reached; a model-backed evaluation cannot start until an operator raises the budget.")
         }
         await consumeRate(deps, tenantId, 'run', tx)
         const row = await insertEvaluation(tx, tenantId, {
-          scenarioId: scenario.id, questionSetId: version.question_set_id, versionId: version.id, engine, total: version.questions.length,
+          scenarioId: scenario.id, questionSetId: version.question_set_id, versionId: version.id, engine: engineFor(policy, engine), total: version.questions.length,
         })
         await subscribeInline(tx, principal, { tenantId, taskKind: 'evaluation_run', taskId: row.id, items: input?.notifications as never })
         await markCaseEvaluating(tx, tenantId, scenario.id)

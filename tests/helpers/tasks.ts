@@ -89,6 +89,11 @@ export async function seedTask(sql: Sql, tenantId: string, kind: TaskKind, id: s
                 values (${tenantId}, ${id}, ${qs}, ${v}, 'q1', 'running')`
       return { id, path: `/v1/question-sets/${qs}/versions/${v}/structure-tasks/${id}` }
     }
+    case 'billing_reconciliation': {
+      await sql`insert into billing_reconciliations (tenant_id, id, period, status, invoice, created_by)
+                values (${tenantId}, ${id}, '2026-01', 'running', '[]', '{"kind":"cli"}')`
+      return { id, path: `/v1/billing/reconciliations/${id}` }
+    }
     case 'directive_review': {
       // A watch on a case: each supersession raised for it copies the subscription.
       await sql`insert into scenarios (tenant_id, id, name) values (${tenantId}, ${id}, 'synthetic')`

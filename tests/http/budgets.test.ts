@@ -43,7 +43,7 @@ afterAll(async () => {
   issuer.stop()
 })
 
-const budget = (body?: unknown, token = operator) => call(app.url, body === undefined ? 'GET' : 'PUT', `/v1/tenants/${tenant.id}/cost-budget`, { token, body })
+const budget = (body?: unknown, token = operator) => call(app.url, body === undefined ? 'GET' : 'PUT', `/v1/operator/workspaces/${tenant.id}/cost-budget`, { token, body })
 const generate = (setId: string, body: Record<string, unknown> = {}) =>
   call(app.url, 'POST', `/v1/question-sets/${setId}/generate`, { token: key, body: { guideline_ids: [guideline.id], ...body } })
 
@@ -55,7 +55,9 @@ describe('cost budgets', () => {
     expect(problemOf(await budget({ limit_micro: 5 }, key)).type).toBe('urn:svc:error:forbidden')
     expect(problemOf(await budget({ limit_micro: 5, limit: '1.00' })).type).toBe('urn:svc:error:validation')
     expect(problemOf(await budget({ limit: '1.0000001' })).type).toBe('urn:svc:error:validation')
-    expect((await call(app.url, 'GET', `/v1/tenants/${crypto.randomUUID()}/cost-budget`, { token: operator })).status).toBe(404)
+    expect((await call(app.url, 'GET', `/v1/operator/workspaces/${crypto.randomUUID()}/cost-budget`, { token: operator })).status).toBe(404)
+    // The earlier path still answers (deprecated).
+    expect((await call(app.url, 'GET', `/v1/tenants/${tenant.id}/cost-budget`, { token: operator })).body).toMatchObject({ tenant_id: tenant.id })
     const none = await budget()
     expect(none.body).toEqual({ tenant_id: tenant.id, limit_micro: null, limit: null, spent_micro: 0, spent: '0.00', input_tokens: 0, output_tokens: 0, exceeded: false })
     expect((await budget({ limit: '2.5' })).body).toMatchObject({ limit_micro: 2_500_000, limit: '2.50' })
