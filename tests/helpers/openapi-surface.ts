@@ -2,7 +2,8 @@
  * The /v1 surface of an OpenAPI document, as the freeze test compares it (Versioning 2: nothing
  * inside /v1 is removed or renamed): each operation with its operationId, its parameters, its
  * response statuses with the fields of each body (nested, `[]` for array items), the enum members
- * sent to clients, and the error types it can answer. `breaks(frozen, live)` lists every item of
+ * sent to clients, and the error types it can answer; operator-only operations are left out (Versioning 5:
+ * outside the promise). `breaks(frozen, live)` lists every item of
  * the frozen surface the live one lost; additions are not breaks.
  */
 
@@ -41,6 +42,7 @@ export function surfaceOf(doc: Schema): Surface {
   const operations: Record<string, OperationSurface> = {}
   for (const [path, methods] of Object.entries<Record<string, Schema>>(doc.paths)) {
     for (const [method, op] of Object.entries(methods)) {
+      if (op['x-svc-access']?.operator) continue // the operator surface is outside the /v1 promise (Versioning 5)
       const parameters = (op.parameters ?? []).map((p: Schema) => {
         const param = p.$ref ? doc.components.parameters[String(p.$ref).split('/').pop()!] : p
         return `${param.in}:${param.name}`
