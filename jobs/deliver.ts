@@ -16,6 +16,7 @@ import { openUsableSecret, usableSecretJoin } from '../server/notifications/sign
 import { allowListOf, checkTarget, type CheckedAddress } from './ssrf'
 import { postWebhook, webhookCa, type SenderOptions } from './webhook-sender'
 import { sendEmail, type EnvelopeView } from './email-sender'
+import { workspaceTimeZone } from '../server/local-time'
 import { signatureHeader } from './signing'
 import { DELIVERY_MAX_ATTEMPTS, deliveryBackoffMs } from './backoff'
 import pkg from '../package.json' with { type: 'json' }
@@ -100,7 +101,8 @@ async function attempt(job: ClaimedJob, deps: AppDeps, opts: DeliveryKindOptions
   const took = () => Math.round(performance.now() - started)
 
   if (d.channel === 'email') {
-    const error = await sendEmail(deps.mailer, d.email_address!, JSON.parse(d.body) as EnvelopeView)
+    // The workspace's zone as it stands at sending (the email shows times in it; the envelope keeps UTC).
+    const error = await sendEmail(deps.mailer, d.email_address!, JSON.parse(d.body) as EnvelopeView, await workspaceTimeZone(deps.sql, d.tenant_id))
     return { kind: 'sent', ok: error === undefined, ...(error ? { error } : {}), at, durationMs: took(), secretId: null }
   }
 

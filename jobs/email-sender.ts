@@ -1,9 +1,11 @@
 /**
  * The email channel: the envelope's information as readable copy (plain text and simple HTML),
- * unsigned, never document content (the envelope has none). Sent through the app's mailer
- * (nodemailer: SMTP from SVC_SMTP_URL, else .eml files).
+ * unsigned, never document content (the envelope has none). Times are shown in the workspace's
+ * `time_zone` (the envelope's JSON keeps UTC). Sent through the app's mailer (nodemailer: SMTP from
+ * SVC_SMTP_URL, else .eml files).
  */
 import type { Mailer, MailMessage } from '../server/mail/mailer'
+import { formatInZone } from '../server/local-time'
 
 /** The envelope fields the email is written from. */
 export interface EnvelopeView {
@@ -25,8 +27,8 @@ const HEADLINE: Record<string, string> = {
 
 const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!)
 
-/** The message for one envelope: subject, plain text and simple HTML with the same facts. */
-export function renderEmail(to: string, e: EnvelopeView): MailMessage {
+/** The message for one envelope: subject, plain text and simple HTML with the same facts; times in `timeZone`. */
+export function renderEmail(to: string, e: EnvelopeView, timeZone = 'UTC'): MailMessage {
   const headline = HEADLINE[e.event_type] ?? 'Task notification'
   const kind = e.task_kind.replaceAll('_', ' ')
   const facts: [string, string][] = [
@@ -34,7 +36,7 @@ export function renderEmail(to: string, e: EnvelopeView): MailMessage {
     ['Task', `${kind} ${e.task_id}`],
     ['Outcome', e.outcome.status],
     ['Error code', e.outcome.error_code ?? 'none'],
-    ['Occurred at', e.occurred_at],
+    ['Occurred at', formatInZone(new Date(e.occurred_at), timeZone)],
     ...(e.links.resource ? [['API resource', e.links.resource] as [string, string]] : []),
     ...(e.links.ui ? [['Open in the application', e.links.ui] as [string, string]] : []),
     ['Delivery id', e.delivery_id],
@@ -66,9 +68,9 @@ export function renderEmail(to: string, e: EnvelopeView): MailMessage {
 }
 
 /** Sends one envelope by email; resolves with the transport error class on failure, undefined on success. */
-export async function sendEmail(mailer: Mailer, to: string, envelope: EnvelopeView): Promise<'smtp_error' | undefined> {
+export async function sendEmail(mailer: Mailer, to: string, envelope: EnvelopeView, timeZone = 'UTC'): Promise<'smtp_error' | undefined> {
   try {
-    await mailer.send(renderEmail(to, envelope))
+    await mailer.send(renderEmail(to, envelope, timeZone))
     return undefined
   } catch {
     return 'smtp_error'

@@ -14,6 +14,8 @@ import { GUIDELINE_INGESTION, guidelineIngestionJobKind } from '../server/author
 import { GENERATION_RUN, generationRunJobKind } from '../server/authoring/generation-run'
 import { DIFF_RUN, diffRunJobKind } from '../server/authoring/diff-run'
 import { STRUCTURE_TASK, structureTaskJobKind } from '../server/authoring/structure'
+import { BILLING_RECONCILIATION, billingReconciliationJobKind } from '../server/billing/reconciliation'
+import { readUploadedInvoice } from '../server/billing/invoice-upload'
 
 /** Every job kind the runner knows. */
 export const JOB_KINDS: Record<string, JobKind> = {
@@ -27,4 +29,5 @@ export const JOB_KINDS: Record<string, JobKind> = {
   [GENERATION_RUN]: generationRunJobKind(),
   [DIFF_RUN]: diffRunJobKind(),
   [STRUCTURE_TASK]: structureTaskJobKind(),
+  [BILLING_RECONCILIATION]: billingReconciliationJobKind(readUploadedInvoice),
 }

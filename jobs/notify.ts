@@ -5,9 +5,10 @@
  * end and its notifications commit together or not at all (the transactional outbox).
  */
 import type { Tx } from '../server/db/connect'
-import { outcomeOf, TASK_KINDS, OUTCOME_TABLE, type TaskKind, type TaskResult } from '../server/notifications/outcomes'
+import { outcomeOf, TASK_KINDS, OUTCOME_TABLE, type EventType, type TaskKind, type TaskResult } from '../server/notifications/outcomes'
 import { renderEnvelope, taskLinks } from '../server/notifications/envelope'
 import { insertDelivery } from '../server/notifications/deliveries'
+import { lockTask, type TaskEnd } from '../server/notifications/tasks'
 
 export type { TaskKind, TaskResult }
 export { TASK_KINDS, OUTCOME_TABLE }
@@ -34,7 +35,8 @@ export interface FinishTaskInput {
 
 /**
  * In the caller's transaction: renders the envelope once per active subscription of
- * (tenant, task_kind, task_id), stores it verbatim and enqueues its delivery. `reason` is spliced
+ * (tenant, task_kind, task_id), stores it verbatim and enqueues its delivery; a terminal outcome is
+ * also kept (task_outcomes) for subscriptions made later. Call it after the task's own state change. `reason` is spliced
  * into "...failed: <reason>" summaries; `attempts` into the stalled summary; `degraded` selects the
  * "completed with a degraded parse" summary. resourcePath is like /v1/scenarios/{id}/documents/{documentId}.
  * Returns the delivery ids it created. Throws for a (kind, result) pair the outcome table lacks.
@@ -46,29 +48,81 @@ export async function finishTask(tx: Tx, input: FinishTaskInput): Promise<string
     attempts: input.attempts,
   })
   const occurredAt = input.occurredAt ?? new Date()
-  const links = taskLinks(input.resourcePath)
+  // Serialises this end with a subscription to the task made at the same moment: the subscription
+  // either committed before (and is read below) or reads the outcome stored here (subscribeToTask).
+  await lockTask(tx, input.tenantId, input.taskKind, input.taskId)
+  if (input.result !== 'stalled') {
+    await tx`
+      insert into task_outcomes (tenant_id, task_kind, task_id, event_type, status, error_code, summary, resource_path, occurred_at)
+      values (${input.tenantId}, ${input.taskKind}, ${input.taskId}, ${row.eventType}, ${row.status}, ${row.errorCode}, ${row.summary}, ${input.resourcePath}, ${occurredAt})
+      on conflict (tenant_id, task_kind, task_id) do update
+      set event_type = excluded.event_type, status = excluded.status, error_code = excluded.error_code, summary = excluded.summary,
+          resource_path = excluded.resource_path, occurred_at = excluded.occurred_at, updated_at = now()`
+  }
   const subscriptions = await tx<{ id: string; channel: 'email' | 'webhook' }[]>`
     select id, channel from task_notification_subscriptions
     where tenant_id = ${input.tenantId} and task_kind = ${input.taskKind} and task_id = ${input.taskId} and status = 'active'
     order by id`
   const ids: string[] = []
   for (const s of subscriptions) {
-    const deliveryId = Bun.randomUUIDv7()
-    const body = renderEnvelope({
-      deliveryId,
-      eventType: row.eventType,
-      taskKind: input.taskKind,
-      taskId: input.taskId,
-      tenantId: input.tenantId,
-      occurredAt,
-      outcome: { status: row.status, summary: row.summary, errorCode: row.errorCode },
-      links,
-    })
-    await insertDelivery(tx, {
-      tenantId: input.tenantId, subscriptionId: s.id, deliveryId, taskKind: input.taskKind, taskId: input.taskId,
-      eventType: row.eventType, channel: s.channel, body, occurredAt,
-    })
-    ids.push(deliveryId)
+    ids.push(await deliverOutcome(tx, {
+      tenantId: input.tenantId, taskKind: input.taskKind, taskId: input.taskId, subscriptionId: s.id, channel: s.channel,
+      eventType: row.eventType, outcome: { status: row.status, summary: row.summary, errorCode: row.errorCode }, resourcePath: input.resourcePath, occurredAt,
+    }))
   }
   return ids
+}
+
+/** One outcome of one task for one subscription; see deliverOutcome. */
+interface OutcomeDelivery {
+  tenantId: string
+  taskKind: TaskKind
+  taskId: string
+  subscriptionId: string
+  channel: 'email' | 'webhook'
+  eventType: EventType
+  outcome: { status: 'succeeded' | 'failed'; summary: string; errorCode: string | null }
+  resourcePath: string
+  occurredAt: Date
+}
+
+/** Renders the envelope of one delivery (a fresh delivery id), stores it and enqueues its first attempt. */
+async function deliverOutcome(tx: Tx, d: OutcomeDelivery): Promise<string> {
+  const deliveryId = Bun.randomUUIDv7()
+  const body = renderEnvelope({
+    deliveryId, eventType: d.eventType, taskKind: d.taskKind, taskId: d.taskId, tenantId: d.tenantId,
+    occurredAt: d.occurredAt, outcome: d.outcome, links: taskLinks(d.resourcePath),
+  })
+  await insertDelivery(tx, {
+    tenantId: d.tenantId, subscriptionId: d.subscriptionId, deliveryId, taskKind: d.taskKind, taskId: d.taskId,
+    eventType: d.eventType, channel: d.channel, body, occurredAt: d.occurredAt,
+  })
+  return deliveryId
+}
+
+/**
+ * For a subscription made after its task ended (in the caller's transaction, which holds lockTask
+ * and read the end after taking it): enqueues the task's terminal notification to that one
+ * subscription, with the outcome, links and occurred_at finishTask stored when the task ended; a
+ * task that ended before those were stored (before migration 013) gets them from its own row.
+ * Returns the delivery id.
+ */
+export async function notifyEndedTask(tx: Tx, input: {
+  tenantId: string; taskKind: TaskKind; taskId: string; subscriptionId: string; channel: 'email' | 'webhook'; end: TaskEnd
+}): Promise<string> {
+  const [stored] = await tx<{ event_type: EventType; status: 'succeeded' | 'failed'; error_code: string | null; summary: string; resource_path: string; occurred_at: Date }[]>`
+    select event_type, status, error_code, summary, resource_path, occurred_at from task_outcomes
+    where tenant_id = ${input.tenantId} and task_kind = ${input.taskKind} and task_id = ${input.taskId}`
+  const base = { tenantId: input.tenantId, taskKind: input.taskKind, taskId: input.taskId, subscriptionId: input.subscriptionId, channel: input.channel }
+  if (stored) {
+    return deliverOutcome(tx, {
+      ...base, eventType: stored.event_type, outcome: { status: stored.status, summary: stored.summary, errorCode: stored.error_code },
+      resourcePath: stored.resource_path, occurredAt: stored.occurred_at,
+    })
+  }
+  const row = outcomeOf(input.taskKind, input.end.result, { variant: input.end.variant, ...(input.end.reason ? { reason: input.end.reason } : {}) })
+  return deliverOutcome(tx, {
+    ...base, eventType: row.eventType, outcome: { status: row.status, summary: row.summary, errorCode: row.errorCode },
+    resourcePath: input.end.resourcePath, occurredAt: input.end.occurredAt,
+  })
 }

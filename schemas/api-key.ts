@@ -3,29 +3,30 @@
  */
 import { t } from 'elysia'
 import { Type } from '@sinclair/typebox'
-import { Timestamp, Uuid } from './common'
+import { Timestamp, Uuid, named, OneOf } from './common'
+import { SCOPES } from '../server/auth/principal'
 
 const Environment = t.Union([t.Literal('live'), t.Literal('test')])
 
 /** POST /v1/api-keys body. */
 export const ApiKeyCreate = t.Object({
   name: t.String({ minLength: 1, maxLength: 200 }),
-  scopes: t.Array(t.String(), { minItems: 1, maxItems: 20, description: 'scenarios:read, scenarios:write, question_sets:read, question_sets:write, settings:write, notifications:write, embed:mint (grants nothing else)' }),
+  scopes: t.Array(t.String(), { minItems: 1, maxItems: 20, description: 'scenarios:read, scenarios:write, question_sets:read, question_sets:write, settings:write, notifications:write, embed:mint (grants nothing else), billing:read, billing:write' }),
   expires_at: t.Optional(t.Union([t.String({ format: 'date-time' }), t.Null()], { description: 'When the key stops working; absent or null: it does not expire.' })),
   environment: t.Optional(t.Union([t.Literal('live'), t.Literal('test')], { description: 'live (default) or test; a test key is marked as such in GET /v1/tenants/me.' })),
 })
 
 /** An API key record. */
-export const ApiKey = t.Object({
+export const ApiKey = named('ApiKey', t.Object({
   id: Uuid,
   name: t.String(),
   key_prefix: t.String({ description: 'The first characters of the key, to tell keys apart' }),
   environment: Environment,
-  scopes: t.Array(t.String()),
+  scopes: t.Array(OneOf(SCOPES)),
   expires_at: t.Union([Timestamp, t.Null()]),
   revoked_at: t.Union([Timestamp, t.Null()]),
   created_at: Timestamp,
-})
+}))
 
 /** The creation response: the record plus the plaintext key, shown only here. */
 export const ApiKeyCreated = t.Composite([ApiKey, t.Object({ key: t.String({ description: 'The plaintext key; shown once, only its hash is stored' }) })])

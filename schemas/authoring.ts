@@ -4,7 +4,7 @@
  */
 import { t } from 'elysia'
 import { Type } from '@sinclair/typebox'
-import { Timestamp, Uuid } from './common'
+import { Timestamp, Uuid, Int, named, OneOf } from './common'
 import { Block, DocumentCreate, PageSummary, UploadInstructions } from './document'
 import { QuestionSchema, Criticality, AnswerTypeSchema } from './question-set'
 import { InlineNotifications } from '../server/notifications/inline'
@@ -23,14 +23,14 @@ export const QuestionGroupCreate = t.Object({
 })
 
 /** A question group. */
-export const QuestionGroup = t.Object({
+export const QuestionGroup = named('QuestionGroup', t.Object({
   id: Uuid,
   name: t.String(),
   description: t.Optional(t.String()),
-  guideline_count: t.Integer(),
+  guideline_count: Int(),
   created_at: Timestamp,
   updated_at: Timestamp,
-})
+}))
 
 /** GET /v1/question-groups query. */
 export const QuestionGroupListQuery = Type.Object(page)
@@ -48,17 +48,17 @@ export const GuidelineCreate = t.Composite([DocumentCreate, t.Object({
 const guidelineStatuses = ['awaiting_upload', 'processing', 'ready', 'ready_degraded', 'failed', 'unsupported_pending'] as const
 
 /** A guideline source. */
-export const Guideline = t.Object({
+export const Guideline = named('GuidelineSource', t.Object({
   id: Uuid,
   question_group_id: Uuid,
   replaces_guideline_id: t.Optional(Uuid),
   filename: t.String(),
   content_type: t.String(),
-  size_bytes: t.Integer(),
+  size_bytes: Int(),
   checksum_sha256: t.Optional(t.String()),
   status: t.Union(guidelineStatuses.map((s) => t.Literal(s))),
-  page_count: t.Optional(t.Integer()),
-  block_count: t.Optional(t.Integer()),
+  page_count: t.Optional(Int()),
+  block_count: t.Optional(Int()),
   pages: t.Optional(PageSummary),
   error_code: t.Optional(t.Union([t.Literal('guideline_ingestion_failed'), t.Literal('unsupported_pending')])),
   error_detail: t.Optional(t.String()),
@@ -66,7 +66,7 @@ export const Guideline = t.Object({
   processed_at: t.Optional(Timestamp),
   created_at: Timestamp,
   updated_at: Timestamp,
-})
+}))
 
 /** The 201 of a guideline upload start. */
 export const GuidelineCreated = t.Composite([Guideline, t.Object({ upload: UploadInstructions })])
@@ -89,7 +89,7 @@ export const GuidelineBlockListQuery = Type.Object({ ...page, page: Type.Optiona
 export const Citation = t.Object({
   guideline_id: Uuid,
   block_id: Uuid,
-  page: t.Integer(),
+  page: Int(),
   quote: t.String({ description: 'A span of the block text.' }),
 })
 
@@ -108,9 +108,9 @@ export const DraftQuestion = t.Composite([QuestionSchema, t.Object({
 
 /** Money and tokens used by a run. */
 export const Usage = t.Object({
-  input_tokens: t.Integer(),
-  output_tokens: t.Integer(),
-  cost_micro: t.Integer({ description: 'Cost in integer micro-units of the billing currency.' }),
+  input_tokens: Int(),
+  output_tokens: Int(),
+  cost_micro: Int({ description: 'Cost in integer micro-units of the billing currency.' }),
   cost: t.String({ description: 'The same cost as a decimal string.' }),
 })
 
@@ -122,15 +122,15 @@ export const GenerateRequest = t.Object({
 })
 
 /** A generation run. */
-export const GenerationRun = t.Object({
+export const GenerationRun = named('GenerationRun', t.Object({
   id: Uuid,
   question_set_id: Uuid,
   guideline_ids: t.Array(Uuid),
   generator: t.Union([t.Literal('builtin'), t.Literal('model')]),
-  status: t.String({ description: 'queued, running, stalled, succeeded, failed or canceled' }),
-  paused_reason: t.Optional(t.String({ description: 'On a stalled run: vendor_outage or budget_exceeded.' })),
-  outage_checks: t.Integer(),
-  progress: t.Object({ steps_total: t.Union([t.Integer(), t.Null()]), steps_done: t.Integer(), drafted: t.Integer() }),
+  status: OneOf(['queued', 'running', 'stalled', 'succeeded', 'failed', 'canceled']),
+  paused_reason: t.Optional(OneOf(['vendor_outage', 'budget_exceeded'], { description: 'On a stalled run.' })),
+  outage_checks: Int(),
+  progress: t.Object({ steps_total: t.Union([Int(), t.Null()]), steps_done: Int(), drafted: Int() }),
   usage: Usage,
   error_code: t.Optional(t.String()),
   error_detail: t.Optional(t.String()),
@@ -140,7 +140,7 @@ export const GenerationRun = t.Object({
   finished_at: t.Optional(Timestamp),
   created_at: Timestamp,
   updated_at: Timestamp,
-})
+}))
 
 /** Path parameters naming a run of a question set. */
 export const RunParams = t.Object({ questionSetId: Uuid, runId: Uuid })
@@ -174,14 +174,14 @@ export const DiffRunCreate = t.Object({
 })
 
 /** A diff run. */
-export const DiffRun = t.Object({
+export const DiffRun = named('DiffRun', t.Object({
   id: Uuid,
   question_set_id: Uuid,
   guideline_id: Uuid,
   previous_guideline_id: Uuid,
   base_version_id: Uuid,
-  status: t.String({ description: 'queued, running, succeeded or failed' }),
-  summary: t.Optional(t.Object({ blocks_added: t.Integer(), blocks_removed: t.Integer(), blocks_changed: t.Integer(), blocks_unchanged: t.Integer() })),
+  status: OneOf(['queued', 'running', 'succeeded', 'failed']),
+  summary: t.Optional(t.Object({ blocks_added: Int(), blocks_removed: Int(), blocks_changed: Int(), blocks_unchanged: Int() })),
   block_changes: t.Optional(t.Array(t.Object({
     change: t.Union([t.Literal('added'), t.Literal('removed'), t.Literal('changed')]),
     old_block_id: t.Optional(Uuid),
@@ -201,7 +201,7 @@ export const DiffRun = t.Object({
   finished_at: t.Optional(Timestamp),
   created_at: Timestamp,
   updated_at: Timestamp,
-})
+}))
 
 // ---- structure tasks ----
 
@@ -212,12 +212,12 @@ export const StructureTaskCreate = t.Object({
 })
 
 /** A structure task. */
-export const StructureTask = t.Object({
+export const StructureTask = named('StructureTask', t.Object({
   id: Uuid,
   question_set_id: Uuid,
   version_id: Uuid,
   question_key: t.String(),
-  status: t.String({ description: 'queued, running, succeeded or failed' }),
+  status: OneOf(['queued', 'running', 'succeeded', 'failed']),
   proposal: t.Optional(t.Object({
     action: t.Union([t.Literal('split'), t.Literal('regroup'), t.Literal('keep')]),
     rationale: t.String(),
@@ -228,7 +228,7 @@ export const StructureTask = t.Object({
   finished_at: t.Optional(Timestamp),
   created_at: Timestamp,
   updated_at: Timestamp,
-})
+}))
 
 /** Path parameters naming a structure task. */
 export const StructureTaskParams = t.Object({ questionSetId: Uuid, versionId: Uuid, taskId: Uuid })
@@ -236,25 +236,25 @@ export const StructureTaskParams = t.Object({ questionSetId: Uuid, versionId: Uu
 // ---- supersessions ----
 
 /** A supersession of a case. */
-export const Supersession = t.Object({
+export const Supersession = named('Supersession', t.Object({
   id: Uuid,
   scenario_id: Uuid,
   question_set_id: Uuid,
   evaluation_id: t.Optional(Uuid),
   question_key: t.String(),
-  reason: t.String({ description: 'changed, dropped or no_analog' }),
+  reason: OneOf(['changed', 'dropped', 'no_analog']),
   old: t.Union([QuestionSchema, t.Null()], { description: 'The question as the case answered it.' }),
   new: t.Union([QuestionSchema, t.Null()], { description: 'The question in the new version; null when dropped.' }),
   old_version_id: Uuid,
   new_version_id: Uuid,
   answer_value: t.Optional(t.Union([t.String(), t.Boolean(), t.Null()])),
   origin_supersession_id: t.Optional(Uuid),
-  status: t.String({ description: 'pending_review, confirmed or dismissed' }),
+  status: OneOf(['pending_review', 'confirmed', 'dismissed']),
   decided_at: t.Optional(Timestamp),
   note: t.Optional(t.String()),
   created_at: Timestamp,
   updated_at: Timestamp,
-})
+}))
 
 /** GET /v1/scenarios/{id}/supersessions query. */
 export const SupersessionListQuery = Type.Object({
@@ -272,18 +272,18 @@ export const SupersessionDecision = t.Object({ note: t.Optional(t.String({ maxLe
 
 /** PUT /v1/tenants/{tenantId}/cost-budget body: one of limit_micro or limit. */
 export const BudgetWrite = t.Object({
-  limit_micro: t.Optional(t.Integer({ minimum: 0 })),
+  limit_micro: t.Optional(Int({ minimum: 0 })),
   limit: t.Optional(t.String({ pattern: '^\\d{1,12}(\\.\\d{1,6})?$', description: 'Decimal string, e.g. "25.50".' })),
 })
 
 /** A workspace's budget and what it has spent. */
-export const Budget = t.Object({
+export const Budget = named('CostBudget', t.Object({
   tenant_id: Uuid,
-  limit_micro: t.Union([t.Integer(), t.Null()]),
+  limit_micro: t.Union([Int(), t.Null()]),
   limit: t.Union([t.String(), t.Null()]),
-  spent_micro: t.Integer(),
+  spent_micro: Int(),
   spent: t.String(),
-  input_tokens: t.Integer(),
-  output_tokens: t.Integer(),
+  input_tokens: Int(),
+  output_tokens: Int(),
   exceeded: t.Boolean(),
-})
+}))

@@ -5,17 +5,17 @@
  */
 import { t } from 'elysia'
 import { Type } from '@sinclair/typebox'
-import { Timestamp, Uuid } from './common'
+import { Timestamp, Uuid, Int, named } from './common'
 
 const Status = t.Union([t.Literal('requested'), t.Literal('approved'), t.Literal('denied'), t.Literal('revoked')])
 
 /** An operator's access request. */
-export const BreakGlassRequest = t.Object({
+export const BreakGlassRequest = named('BreakGlassRequest', t.Object({
   id: Uuid,
   tenant_id: Uuid,
   operator_sub: t.String({ description: 'The requesting operator (JWT subject)' }),
   reason: t.String(),
-  duration_minutes: t.Integer({ description: 'Length of the access window once approved' }),
+  duration_minutes: Int({ description: 'Length of the access window once approved' }),
   approval_required: t.Boolean({ description: 'The workspace required its own approval when the request was raised' }),
   status: Status,
   access_active: t.Boolean({ description: 'Approved and the access window has not lapsed' }),
@@ -26,12 +26,12 @@ export const BreakGlassRequest = t.Object({
   revoked_at: t.Optional(Timestamp),
   revoked_by_user_id: t.Optional(Uuid),
   created_at: Timestamp,
-})
+}))
 
 /** The operator's request body. */
 export const BreakGlassCreate = t.Object({
   reason: t.String({ minLength: 1, maxLength: 2000 }),
-  duration_minutes: t.Optional(t.Integer({ minimum: 1, maximum: 1440, default: 60, description: 'Access window once approved; default 60' })),
+  duration_minutes: t.Optional(Int({ minimum: 1, maximum: 1440, default: 60, description: 'Access window once approved; default 60' })),
 })
 
 /** An admin's decision body. */

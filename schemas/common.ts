@@ -2,7 +2,31 @@
  * Shapes shared by every resource family: identifiers, the Problem object and the page object.
  */
 import { t, type TSchema } from 'elysia'
-import { Type } from '@sinclair/typebox'
+import { Type, type IntegerOptions, type SchemaOptions, type TLiteral, type TUnion } from '@sinclair/typebox'
+
+/**
+ * An integer as plain JSON Schema `integer`. Elysia's own `t.Integer` also takes numeric strings
+ * ("157") and publishes `anyOf [string, integer]`; the spec's integers (sizes, counts, `_micro`
+ * money) are JSON numbers, so a string is a 422 with a pointer.
+ */
+export const Int = (options?: IntegerOptions) => Type.Integer(options)
+
+/**
+ * A closed set of string values sent or accepted by the service. The OpenAPI document shows it as an
+ * `enum`; clients tolerate members added later (Versioning 3).
+ */
+export function OneOf<const V extends readonly [string, ...string[]]>(values: V, options: SchemaOptions = {}): TUnion<TLiteral<V[number]>[]> {
+  return t.Union(values.map((v) => t.Literal(v)), options) as never
+}
+
+/**
+ * Names a schema as a component of the OpenAPI document (`#/components/schemas/<name>`), so clients
+ * generated from it get a type of that name to import. Returns the same schema.
+ */
+export function named<T extends TSchema>(name: string, schema: T): T {
+  ;(schema as Record<string, unknown>)['x-component'] = name
+  return schema
+}
 
 /** A server-assigned UUID. */
 export const Uuid = t.String({ format: 'uuid' })

@@ -3,7 +3,7 @@
  */
 import { t } from 'elysia'
 import { Type } from '@sinclair/typebox'
-import { Timestamp, Uuid } from './common'
+import { Timestamp, Uuid, Int, named } from './common'
 import { InlineNotifications } from '../server/notifications/inline'
 
 /** Path parameters naming a document of a case. */
@@ -13,34 +13,34 @@ export const DocumentParams = t.Object({ scenarioId: Uuid, documentId: Uuid })
 export const DocumentCreate = t.Object({
   filename: t.String({ minLength: 1, maxLength: 255, description: 'The file name shown to readers and in Content-Disposition; no path separators, control characters (C0, C1), bidirectional controls or other invisible formatting characters (422 at /filename).' }),
   content_type: t.String({ minLength: 1, maxLength: 255, description: 'A content type of GET /v1/file-types (415 otherwise).' }),
-  size_bytes: t.Integer({ minimum: 1, description: 'The exact length of the bytes to be PUT (413 above the upload limit).' }),
+  size_bytes: Int({ minimum: 1, description: 'The exact length of the bytes to be PUT (413 above the upload limit).' }),
   checksum_sha256: t.Optional(t.String({ pattern: '^[0-9a-fA-F]{64}$', description: 'Hex SHA-256 of the bytes; a PUT with other bytes is refused with 422.' })),
 })
 
 const statuses = ['awaiting_upload', 'processing', 'ready', 'ready_degraded', 'failed', 'unsupported_pending'] as const
 
 /** How the pages of a processed file ended: every page has exactly one outcome. */
-export const PageSummary = t.Object({
-  total: t.Integer({ description: 'Pages of the file (1 for formats without pages), read or not.' }),
-  text_layer: t.Integer({ description: 'Pages read from their own text.' }),
-  ocr: t.Integer({ description: 'Pages read by optical character recognition.' }),
-  blank: t.Integer({ description: 'Pages genuinely empty; they do not degrade the file.' }),
-  unreadable: t.Integer({ description: 'Pages that held something and gave no text; error_detail names them and why.' }),
-  low_confidence_blocks: t.Integer({ description: 'OCR blocks under 60 confidence: kept, counted here.' }),
-}, { description: 'Once processed (files processed before per-page accounting have none).' })
+export const PageSummary = named('PageSummary', t.Object({
+  total: Int({ description: 'Pages of the file (1 for formats without pages), read or not.' }),
+  text_layer: Int({ description: 'Pages read from their own text.' }),
+  ocr: Int({ description: 'Pages read by optical character recognition.' }),
+  blank: Int({ description: 'Pages genuinely empty; they do not degrade the file.' }),
+  unreadable: Int({ description: 'Pages that held something and gave no text; error_detail names them and why.' }),
+  low_confidence_blocks: Int({ description: 'OCR blocks under 60 confidence: kept, counted here.' }),
+}, { description: 'Once processed (files processed before per-page accounting have none).' }))
 
 /** A document as every endpoint returns it. */
-export const Document = t.Object({
+export const Document = named('Document', t.Object({
   id: Uuid,
   scenario_id: Uuid,
   parent_document_id: t.Optional(Uuid),
   filename: t.String(),
   content_type: t.String(),
-  size_bytes: t.Integer(),
+  size_bytes: Int(),
   checksum_sha256: t.Optional(t.String()),
   status: t.Union(statuses.map((s) => t.Literal(s)), { description: 'awaiting_upload -> processing -> ready | ready_degraded | failed | unsupported_pending' }),
-  page_count: t.Optional(t.Integer({ description: 'Pages read (1 for formats without pages); once processed.' })),
-  block_count: t.Optional(t.Integer({ description: 'Blocks the text was cut into; once processed.' })),
+  page_count: t.Optional(Int({ description: 'Pages read (1 for formats without pages); once processed.' })),
+  block_count: t.Optional(Int({ description: 'Blocks the text was cut into; once processed.' })),
   pages: t.Optional(PageSummary),
   error_code: t.Optional(t.Union([t.Literal('document_ingestion_failed'), t.Literal('unsupported_pending')])),
   error_detail: t.Optional(t.String({ description: 'Why ingestion failed or is degraded; never document content.' })),
@@ -48,15 +48,15 @@ export const Document = t.Object({
   processed_at: t.Optional(Timestamp),
   created_at: Timestamp,
   updated_at: Timestamp,
-})
+}))
 
 /** The upload instructions of a new document. */
-export const UploadInstructions = t.Object({
+export const UploadInstructions = named('UploadInstructions', t.Object({
   method: t.Literal('PUT'),
   url: t.String({ description: 'Signed URL; needs no Authorization header; valid 15 minutes; bound to this document, its size and content type.' }),
   headers: t.Record(t.String(), t.String(), { description: 'Headers the PUT must carry.' }),
   expires_at: Timestamp,
-})
+}))
 
 /** The 201 of upload start: the document plus its upload instructions. */
 export const DocumentCreated = t.Composite([Document, t.Object({ upload: UploadInstructions })])
@@ -65,20 +65,20 @@ export const DocumentCreated = t.Composite([Document, t.Object({ upload: UploadI
 export const DocumentComplete = t.Object({ notifications: InlineNotifications })
 
 /** One block of a processed document. */
-export const Block = t.Object({
+export const Block = named('Block', t.Object({
   id: Uuid,
   document_id: Uuid,
-  position: t.Integer({ description: '0-based reading order.' }),
-  page: t.Integer({ description: '1-based page.' }),
+  position: Int({ description: '0-based reading order.' }),
+  page: Int({ description: '1-based page.' }),
   kind: t.Union([t.Literal('paragraph'), t.Literal('heading'), t.Literal('table_row'), t.Literal('page_text')]),
   text: t.String(),
-  char_start: t.Integer({ description: 'Start offset (code points) in the document text: blocks joined by a blank line, pages by a form feed.' }),
-  char_end: t.Integer({ description: 'End offset, exclusive.' }),
+  char_start: Int({ description: 'Start offset (code points) in the document text: blocks joined by a blank line, pages by a form feed.' }),
+  char_end: Int({ description: 'End offset, exclusive.' }),
   source: t.Union([t.Literal('text'), t.Literal('ocr')], { description: 'text: the file\'s own text; ocr: recognised from an image of the page.' }),
-  confidence: t.Optional(t.Integer({ minimum: 0, maximum: 100, description: 'Mean OCR word confidence of an ocr block.' })),
+  confidence: t.Optional(Int({ minimum: 0, maximum: 100, description: 'Mean OCR word confidence of an ocr block.' })),
   cells: t.Optional(t.Array(t.Object({ column: t.String(), value: t.String() }), { description: 'A table row of a CSV or spreadsheet: each cell by the name its column has in the header row; values as text (ISO dates, exact decimals, formulas as their cached results).' })),
   sheet: t.Optional(t.String({ description: 'The sheet of a spreadsheet block (its page is the sheet\'s position).' })),
-})
+}))
 
 /** GET .../documents query. */
 export const DocumentListQuery = Type.Object({
@@ -95,10 +95,10 @@ export const BlockListQuery = Type.Object({
 })
 
 /** One entry of the file-type registry. */
-export const FileTypeEntry = t.Object({
+export const FileTypeEntry = named('FileType', t.Object({
   id: t.String({ description: 'The content type.' }),
   content_type: t.String(),
   label: t.String(),
   extensions: t.Array(t.String()),
   has_ingestion_adapter: t.Boolean({ description: 'False: accepted and stored, then unsupported_pending.' }),
-})
+}))

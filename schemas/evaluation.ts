@@ -4,8 +4,9 @@
  */
 import { t } from 'elysia'
 import { Type } from '@sinclair/typebox'
-import { Timestamp, Uuid } from './common'
+import { Timestamp, Uuid, Int, OneOf, named } from './common'
 import { InlineNotifications } from '../server/notifications/inline'
+import { AnswerTypeSchema, Criticality } from './question-set'
 
 /** POST /v1/scenarios/{id}/evaluate body (optional). */
 export const EvaluateRequest = t.Object({
@@ -15,23 +16,23 @@ export const EvaluateRequest = t.Object({
 })
 
 /** An evaluation as every endpoint returns it. */
-export const Evaluation = t.Object({
+export const Evaluation = named('Evaluation', t.Object({
   id: Uuid,
   scenario_id: Uuid,
-  status: t.String({ description: 'queued, running, succeeded, failed or canceled' }),
+  status: OneOf(['queued', 'running', 'succeeded', 'failed', 'canceled']),
   question_set_id: Uuid,
   question_set_version_id: Uuid,
-  engine: t.String({ description: 'builtin (deterministic, no network) or model (SVC_MODEL_URL)' }),
-  progress: t.Object({ answered: t.Integer(), total: t.Integer() }),
-  document_count: t.Optional(t.Integer({ description: 'Processed documents of the case the evaluation read' })),
-  block_count: t.Optional(t.Integer()),
-  error_code: t.Optional(t.String({ description: 'evaluation_failed or evaluation_canceled' })),
+  engine: OneOf(['builtin', 'model'], { description: 'builtin (deterministic, no network) or model (SVC_MODEL_URL)' }),
+  progress: t.Object({ answered: Int(), total: Int() }),
+  document_count: t.Optional(Int({ description: 'Processed documents of the case the evaluation read' })),
+  block_count: t.Optional(Int()),
+  error_code: t.Optional(OneOf(['evaluation_failed', 'evaluation_canceled', 'budget_exceeded'], { description: 'budget_exceeded: a model-backed evaluation stopped at the workspace cost budget' })),
   error: t.Optional(t.String({ description: 'Why it failed; never document content' })),
   created_at: Timestamp,
   started_at: t.Optional(Timestamp),
   finished_at: t.Optional(Timestamp),
   updated_at: Timestamp,
-})
+}))
 
 /** POST .../evaluations/{evaluationId}/cancel body (optional, empty). */
 export const CancelRequest = t.Object({})
@@ -40,66 +41,70 @@ export const CancelRequest = t.Object({})
 export const AnswerValueSchema = t.Union([t.String(), t.Boolean(), t.Null()])
 
 /** An answer as every endpoint returns it. */
-export const Answer = t.Object({
+export const Answer = named('Answer', t.Object({
   id: Uuid,
   evaluation_id: Uuid,
   question_key: t.String(),
-  criticality: t.String(),
-  answer_type: t.String(),
+  criticality: Criticality,
+  answer_type: AnswerTypeSchema,
   value: AnswerValueSchema,
   confidence: t.Number({ minimum: 0, maximum: 1 }),
-  status: t.String({ description: 'answered or not_found' }),
+  status: OneOf(['answered', 'not_found']),
   evidence_ids: t.Array(Uuid),
-  source: t.String({ description: 'fact (a mined fact), retrieval (best passages) or model' }),
+  source: OneOf(['fact', 'retrieval', 'model'], { description: 'fact (a mined fact), retrieval (best passages) or model' }),
   fact_path: t.Optional(t.String()),
   accepted: t.Optional(t.Boolean({ description: "The accept rule's verdict; absent without a rule or when it cannot judge" })),
   downgraded: t.Boolean({ description: 'A model answer lowered because its citations or value did not hold' }),
   note: t.Optional(t.String()),
-})
+}))
 
 /** One piece of evidence: the block of a document an answer cites and the quoted span. */
-export const Evidence = t.Object({
+export const Evidence = named('Evidence', t.Object({
   id: Uuid,
   evaluation_id: Uuid,
   answer_id: Uuid,
   question_key: t.String(),
   document_id: Uuid,
   block_id: Uuid,
-  page: t.Integer({ minimum: 1 }),
+  page: Int({ minimum: 1 }),
   quote: t.String(),
-})
+}))
+
+/** The outcome of a decision. */
+export const DecisionOutcome = OneOf(['approve', 'refer', 'decline'])
 
 /** One reason of a decision. */
-export const DecisionReason = t.Object({
+export const DecisionReason = named('DecisionReason', t.Object({
   question_key: t.String(),
-  criticality: t.String(),
-  finding: t.String({ description: 'rule_failed or not_found' }),
-  effect: t.String({ description: 'decline or refer' }),
+  criticality: Criticality,
+  finding: OneOf(['rule_failed', 'not_found']),
+  effect: OneOf(['decline', 'refer']),
   message: t.String(),
-})
+}))
 
 /** The human override of a decision (the newest review). */
-export const DecisionOverride = t.Object({
+export const DecisionOverride = named('DecisionOverride', t.Object({
   id: Uuid,
-  outcome: t.String({ description: 'approve, refer or decline' }),
+  outcome: DecisionOutcome,
   reason: t.String(),
   reviewer: t.Object({ user_id: Uuid }),
   reviewed_at: Timestamp,
-})
+}))
 
 /** A decision: the computed outcome and, beside it, the human override in force. */
-export const DecisionSchema = t.Object({
+export const DecisionSchema = named('Decision', t.Object({
+  id: t.String({ format: 'uuid', description: "The decision's id: one per evaluation's computed decision, the same on every read (a review adds an override beside it, never a new decision)" }),
   evaluation_id: Uuid,
-  outcome: t.String({ description: 'The computed outcome: approve, refer or decline' }),
+  outcome: OneOf(['approve', 'refer', 'decline'], { description: 'The computed outcome' }),
   reasons: t.Array(DecisionReason),
   computed_at: Timestamp,
   override: t.Optional(DecisionOverride),
-  final_outcome: t.String({ description: "The override's outcome when there is one, else the computed one" }),
-})
+  final_outcome: OneOf(['approve', 'refer', 'decline'], { description: "The override's outcome when there is one, else the computed one" }),
+}))
 
 /** POST /v1/scenarios/{id}/decision/review body. */
 export const DecisionReviewRequest = t.Object({
-  outcome: t.Union([t.Literal('approve'), t.Literal('refer'), t.Literal('decline')]),
+  outcome: DecisionOutcome,
   reason: t.String({ minLength: 1, maxLength: 2000 }),
   evaluation_id: t.Optional(t.String({ format: 'uuid', description: 'Default: the latest succeeded evaluation' })),
 })

@@ -4,7 +4,7 @@
  */
 import { t } from 'elysia'
 import { Type } from '@sinclair/typebox'
-import { Timestamp, Uuid } from './common'
+import { Timestamp, Uuid, Int, OneOf, named } from './common'
 import { TASK_KINDS } from '../server/notifications/outcomes'
 
 /** An email target. */
@@ -18,10 +18,10 @@ export const WebhookTarget = t.Object({
 })
 
 /** The channel of a subscription. */
-export const Channel = t.Union([t.Literal('email'), t.Literal('webhook')])
+export const Channel = OneOf(['email', 'webhook'])
 
 /** A task kind of the spec's task-kind table. */
-export const TaskKindSchema = t.Union(TASK_KINDS.map((k) => t.Literal(k)), { description: 'One of the task kinds.' })
+export const TaskKindSchema = t.Union(TASK_KINDS.map((k) => t.Literal(k)), { description: 'One of the task kinds (the list grows; receivers ignore kinds they do not know).' })
 
 /** POST /v1/task-notification-subscriptions body. */
 export const SubscriptionCreate = t.Object({
@@ -33,16 +33,16 @@ export const SubscriptionCreate = t.Object({
 })
 
 /** A subscription as every endpoint returns it. */
-export const Subscription = t.Object({
+export const Subscription = named('Subscription', t.Object({
   id: Uuid,
-  task_kind: t.String(),
+  task_kind: TaskKindSchema,
   task_id: Uuid,
   channel: Channel,
   email: t.Optional(EmailTarget),
   webhook: t.Optional(WebhookTarget),
-  status: t.String({ description: 'active' }),
+  status: OneOf(['active']),
   created_at: Timestamp,
-})
+}))
 
 /** GET /v1/task-notification-subscriptions query: the page query plus optional task filters. */
 export const SubscriptionListQuery = Type.Object({
@@ -58,57 +58,57 @@ export const SubscriptionParams = t.Object({ subscriptionId: Uuid })
 export const DeliveryParams = t.Object({ subscriptionId: Uuid, deliveryId: Uuid })
 
 /** The notification envelope: the body of every delivery, both channels. */
-export const Envelope = t.Object({
-  schema_version: t.Integer({ description: 'Currently 1.' }),
+export const Envelope = named('NotificationEnvelope', t.Object({
+  schema_version: Int({ description: 'Currently 1.' }),
   delivery_id: Uuid,
-  event_type: t.String({ description: 'task.completed, task.failed or task.stalled' }),
-  task_kind: t.String(),
+  event_type: OneOf(['task.completed', 'task.failed', 'task.stalled']),
+  task_kind: TaskKindSchema,
   task_id: Uuid,
   tenant_id: Uuid,
   occurred_at: Timestamp,
   sent_at: Timestamp,
   outcome: t.Object({
-    status: t.String({ description: 'succeeded or failed' }),
+    status: OneOf(['succeeded', 'failed']),
     summary: t.String(),
     error_code: t.Union([t.String(), t.Null()]),
   }),
   links: t.Object({ resource: t.String(), ui: t.String() }),
-})
+}))
 
 /** One entry of a delivery's history: a send (counted) or a refusal (not counted). */
 export const DeliveryAttempt = t.Object({
   attempted_at: Timestamp,
-  cycle: t.Integer({ description: 'The retry cycle (1, then one more per redeliver).' }),
+  cycle: Int({ description: 'The retry cycle (1, then one more per redeliver).' }),
   counted: t.Boolean({ description: 'Whether the attempt consumed one of the 8 attempts of its cycle.' }),
-  duration_ms: t.Integer(),
-  response_status: t.Optional(t.Integer({ description: 'The HTTP status the receiver answered.' })),
+  duration_ms: Int(),
+  response_status: t.Optional(Int({ description: 'The HTTP status the receiver answered.' })),
   error: t.Optional(t.String({ description: 'Error class: timeout, connect_timeout, connection_error, tls_error, dns_error, smtp_error, refused_http_url, refused_private_address, refused_no_signing_secret.' })),
 })
 
 /** A delivery as every endpoint returns it. */
-export const Delivery = t.Object({
+export const Delivery = named('Delivery', t.Object({
   id: Uuid,
   delivery_id: Uuid,
   subscription_id: Uuid,
-  task_kind: t.String(),
+  task_kind: TaskKindSchema,
   task_id: Uuid,
-  event_type: t.String(),
+  event_type: OneOf(['task.completed', 'task.failed', 'task.stalled']),
   channel: Channel,
-  status: t.String({ description: 'pending, delivered or dead_lettered' }),
-  attempts: t.Integer({ description: 'Cumulative; never reset by redeliver.' }),
-  cycle: t.Integer(),
+  status: OneOf(['pending', 'delivered', 'dead_lettered']),
+  attempts: Int({ description: 'Cumulative; never reset by redeliver.' }),
+  cycle: Int(),
   next_attempt_at: t.Optional(Timestamp),
   delivered_at: t.Optional(Timestamp),
   dead_lettered_at: t.Optional(Timestamp),
-  dead_letter_reason: t.Optional(t.String({ description: 'attempts_exhausted, refused_http_url, refused_private_address, refused_no_signing_secret or internal_error' })),
+  dead_letter_reason: t.Optional(OneOf(['attempts_exhausted', 'refused_http_url', 'refused_private_address', 'refused_no_signing_secret', 'internal_error'])),
   history: t.Array(DeliveryAttempt),
   payload: Envelope,
   created_at: Timestamp,
   updated_at: Timestamp,
-})
+}))
 
 /** GET /v1/webhook-signing-secret: metadata only. */
-export const SigningSecretMetadata = t.Object({
+export const SigningSecretMetadata = named('SigningSecret', t.Object({
   id: Uuid,
   secret_last4: t.String(),
   created_at: Timestamp,
@@ -118,13 +118,13 @@ export const SigningSecretMetadata = t.Object({
     secret_last4: t.String(),
     revoke_at: Timestamp,
   }, { description: 'The rotated-out secret while it is still valid.' })),
-})
+}))
 
 /** POST /v1/webhook-signing-secret/rotate: the only place the full secret is shown. */
-export const SigningSecretRotated = t.Object({
+export const SigningSecretRotated = named('SigningSecretRotation', t.Object({
   id: Uuid,
   secret: t.String(),
   secret_last4: t.String(),
   rotated_at: Timestamp,
   previous_revoke_at: t.Optional(Timestamp),
-})
+}))

@@ -3,7 +3,7 @@
  */
 import { t } from 'elysia'
 import { Type } from '@sinclair/typebox'
-import { Timestamp, Uuid } from './common'
+import { Timestamp, Uuid, Int, OneOf, named } from './common'
 import { InlineNotifications } from '../server/notifications/inline'
 
 /** A question's criticality: what a failed or missing answer does to the decision. */
@@ -17,7 +17,7 @@ export const AnswerTypeSchema = t.Union([t.Literal('boolean'), t.Literal('text')
 })
 
 /** One question of a version. */
-export const QuestionSchema = t.Object({
+export const QuestionSchema = named('Question', t.Object({
   key: t.String({ minLength: 1, maxLength: 64, pattern: '^[A-Za-z0-9][A-Za-z0-9_.-]*$', description: 'Unique within the version.' }),
   text: t.String({ minLength: 1, maxLength: 2000 }),
   criticality: Criticality,
@@ -31,16 +31,19 @@ export const QuestionSchema = t.Object({
     minLength: 1, maxLength: 500,
     description: "Accept rule over the answer value, e.g. `value >= 1000000`, `value between 0 and 0.35`, `value in ['LLC']`, `present`. Needs fact_path.",
   })),
-}, { additionalProperties: false })
+}, { additionalProperties: false }))
 
 /** POST /v1/question-sets body. */
 export const QuestionSetCreate = t.Object({
   name: t.String({ minLength: 1, maxLength: 200 }),
-  vertical: t.Optional(t.String({ maxLength: 64, description: 'A key of GET /v1/verticals; absent binds the set to the default entry.' })),
+  vertical: t.Optional(t.Union([t.String({ maxLength: 64 }), t.Null()], {
+    description: "A key of GET /v1/verticals. Absent: the workspace's default binding (tenant settings `vertical`) at creation; "
+      + 'null: the shipped default entry whatever the workspace binds.',
+  })),
 })
 
 /** A question set as every endpoint returns it. */
-export const QuestionSet = t.Object({
+export const QuestionSet = named('QuestionSet', t.Object({
   id: Uuid,
   name: t.String(),
   vertical: t.Optional(t.String()),
@@ -48,7 +51,7 @@ export const QuestionSet = t.Object({
   published_version_id: t.Optional(t.String({ format: 'uuid', description: 'The newest published version.' })),
   created_at: Timestamp,
   updated_at: Timestamp,
-})
+}))
 
 /** POST .../versions and PUT .../versions/{versionId} body. */
 export const VersionWrite = t.Object({
@@ -61,18 +64,18 @@ export const PublishRequest = t.Object({
 })
 
 /** A question-set version as every endpoint returns it. */
-export const QuestionSetVersion = t.Object({
+export const QuestionSetVersion = named('QuestionSetVersion', t.Object({
   id: Uuid,
   question_set_id: Uuid,
-  number: t.Integer({ minimum: 1 }),
-  status: t.String({ description: 'draft, publishing, published or failed' }),
+  number: Int({ minimum: 1 }),
+  status: OneOf(['draft', 'publishing', 'published', 'failed']),
   questions: t.Array(QuestionSchema),
   etag: t.String({ description: 'Equals the ETag header; send it as If-Match to edit or publish this version.' }),
   failure_reason: t.Optional(t.String()),
   published_at: t.Optional(Timestamp),
   created_at: Timestamp,
   updated_at: Timestamp,
-})
+}))
 
 /** GET /v1/question-sets query. */
 export const QuestionSetListQuery = Type.Object({

@@ -3,7 +3,7 @@
  */
 import { t } from 'elysia'
 import { Type } from '@sinclair/typebox'
-import { Timestamp, Uuid } from './common'
+import { Timestamp, Uuid, Int, OneOf, named } from './common'
 import { InlineNotifications } from '../server/notifications/inline'
 
 /** POST /v1/scenarios/{id}/reports body (optional). */
@@ -13,20 +13,20 @@ export const ReportCreate = t.Object({
 })
 
 /** A report as every endpoint returns it. */
-export const Report = t.Object({
+export const Report = named('Report', t.Object({
   id: Uuid,
   scenario_id: Uuid,
   evaluation_id: Uuid,
-  status: t.String({ description: 'queued, succeeded or failed' }),
+  status: OneOf(['queued', 'running', 'succeeded', 'failed']),
   content_type: t.Literal('application/pdf'),
-  size_bytes: t.Optional(t.Integer()),
-  page_count: t.Optional(t.Integer()),
+  size_bytes: t.Optional(Int()),
+  page_count: t.Optional(Int()),
   download: t.Optional(t.String({ description: 'The path of the PDF, once succeeded' })),
   error: t.Optional(t.String()),
   created_at: Timestamp,
   completed_at: t.Optional(Timestamp),
   updated_at: Timestamp,
-})
+}))
 
 /** GET /v1/scenarios/{id}/reports query. */
 export const ReportListQuery = Type.Object({

@@ -2,6 +2,7 @@
  * Tenant settings: the full-replace document of GET/PUT /v1/tenant-settings.
  */
 import { t } from 'elysia'
+import { Int, named } from './common'
 
 const origins = {
   description: 'Exact lower-case https origins (scheme, host, optional port; no path, query, fragment, userinfo or wildcard), '
@@ -10,19 +11,25 @@ const origins = {
 const timeZone = { description: 'IANA time zone name used to render timestamps; UTC when cleared.' }
 const retention = { description: 'Days a finished notification delivery record is kept (1-3650); 30 when cleared.' }
 const approval = { description: "When true, an operator's break-glass request needs approval by a workspace admin." }
+const vertical = {
+  description: "The workspace's default vertical binding: a key of GET /v1/verticals. Cases and question sets created without a vertical "
+    + 'are bound to it (copied at creation). Absent when the workspace is on the shipped default.',
+}
 
 /** PUT /v1/tenant-settings body: the whole document; an omitted field is cleared. */
 export const TenantSettingsInput = t.Object({
   embed_allowed_origins: t.Optional(t.Array(t.String(), origins)),
   time_zone: t.Optional(t.Union([t.String({ maxLength: 64 }), t.Null()], timeZone)),
-  notification_retention_days: t.Optional(t.Union([t.Integer({ minimum: 1, maximum: 3650 }), t.Null()], retention)),
+  notification_retention_days: t.Optional(t.Union([Int({ minimum: 1, maximum: 3650 }), t.Null()], retention)),
   break_glass_require_tenant_approval: t.Optional(t.Boolean(approval)),
+  vertical: t.Optional(t.Union([t.String({ maxLength: 64 }), t.Null()], vertical)),
 })
 
 /** The settings as GET and PUT return them (the values in force). */
-export const TenantSettings = t.Object({
+export const TenantSettings = named('TenantSettings', t.Object({
   embed_allowed_origins: t.Array(t.String(), origins),
   time_zone: t.String(timeZone),
-  notification_retention_days: t.Integer(retention),
+  notification_retention_days: Int(retention),
   break_glass_require_tenant_approval: t.Boolean(approval),
-})
+  vertical: t.Optional(t.String(vertical)),
+}))

@@ -2,7 +2,8 @@
  * Workspaces (tenants) and the caller's identity context.
  */
 import { t } from 'elysia'
-import { Timestamp, Uuid } from './common'
+import { Timestamp, Uuid, named, OneOf } from './common'
+import { ROLES, SCOPES } from '../server/auth/principal'
 
 /** POST /v1/tenants body: convergent on slug. */
 export const TenantCreate = t.Object({
@@ -12,7 +13,7 @@ export const TenantCreate = t.Object({
 })
 
 /** A workspace. */
-export const Tenant = t.Object({
+export const Tenant = named('Tenant', t.Object({
   id: Uuid,
   slug: t.String(),
   name: t.String(),
@@ -20,20 +21,20 @@ export const Tenant = t.Object({
   status: t.Union([t.Literal('active'), t.Literal('suspended')]),
   created_at: Timestamp,
   updated_at: Timestamp,
-})
+}))
 
 /** Who is calling, as GET /v1/tenants/me shows it. */
-export const Identity = t.Object({
+export const Identity = named('Identity', t.Object({
   kind: t.Union([t.Literal('user'), t.Literal('api_key')], { description: 'The principal kind' }),
   user_id: t.Optional(Uuid),
   email: t.Optional(t.String()),
-  role: t.Optional(t.String({ description: 'For a user' })),
+  role: t.Optional(OneOf(ROLES, { description: 'For a user' })),
   operator: t.Optional(t.Boolean({ description: 'For a user: also a platform operator' })),
   api_key_id: t.Optional(Uuid),
   name: t.Optional(t.String({ description: 'For an API key' })),
-  scopes: t.Optional(t.Array(t.String(), { description: 'For an API key' })),
+  scopes: t.Optional(t.Array(OneOf(SCOPES), { description: 'For an API key' })),
   environment: t.Optional(t.Union([t.Literal('live'), t.Literal('test')], { description: 'For an API key: a test key is marked here; it sees the same workspace data as a live key.' })),
-})
+}))
 
 /** GET /v1/tenants/me. */
 export const TenantMe = t.Object({ tenant: Tenant, identity: Identity })

@@ -3,20 +3,20 @@
  */
 import { t } from 'elysia'
 import { Type } from '@sinclair/typebox'
-import { Timestamp, Uuid } from './common'
+import { Timestamp, Uuid, named } from './common'
 import { Tenant } from './tenant'
 
 const Role = t.Union([t.Literal('admin'), t.Literal('reviewer'), t.Literal('underwriter'), t.Literal('viewer')])
 
 /** A workspace member. */
-export const User = t.Object({
+export const User = named('User', t.Object({
   id: Uuid,
   email: t.String(),
   role: Role,
   status: t.Union([t.Literal('active'), t.Literal('deactivated')]),
   created_at: Timestamp,
   updated_at: Timestamp,
-})
+}))
 
 /** Path parameters naming a member. */
 export const UserParams = t.Object({ userId: Uuid })
@@ -37,11 +37,11 @@ export const UserListQuery = Type.Object({
 /** POST /v1/tenants/{tenantId}/invitations body. */
 export const InvitationCreate = t.Object({
   email: t.String({ minLength: 3, maxLength: 254, description: 'The invitee; the acceptance token is mailed here.' }),
-  role: Role,
+  role: t.Optional(t.Union(Role.anyOf, { description: "The role the invitee gets; absent: admin (the endpoint invites a workspace's first administrator)." })),
 })
 
 /** An invitation (never its token). */
-export const Invitation = t.Object({
+export const Invitation = named('Invitation', t.Object({
   id: Uuid,
   tenant_id: Uuid,
   email: t.String(),
@@ -50,7 +50,7 @@ export const Invitation = t.Object({
   expires_at: Timestamp,
   accepted_at: t.Optional(Timestamp),
   created_at: Timestamp,
-})
+}))
 
 /** Path parameters naming a workspace. */
 export const TenantParams = t.Object({ tenantId: Uuid })

@@ -6,6 +6,7 @@ import { Elysia } from 'elysia'
 import type { AppDeps } from './deps'
 import { requestId } from './http/request-id'
 import { problemErrors } from './http/errors'
+import { RouteMethods } from './http/methods'
 import { jsonBody } from './http/body'
 import { serveOpenApiDocument } from './http/openapi-document'
 import { healthRoutes } from './resources/health'
@@ -34,12 +35,17 @@ import { budgetRoutes } from './authoring/budget-admin'
 import { diffRunRoutes } from './resources/diff-runs'
 import { structureTaskRoutes } from './resources/structure-tasks'
 import { supersessionRoutes } from './resources/supersessions'
+import { billingRoutes } from './resources/billing'
+import { operatorRoutes } from './resources/operator'
 
 /** Builds the whole HTTP application over its dependencies. */
 export function createApp(deps: AppDeps) {
-  const app = new Elysia({ name: 'svc' })
+  const methods = new RouteMethods()
+  // normalize 'typebox': unknown members are dropped, but a value of the wrong type is reported where it is (Elysia's default
+  // mirror reads a string as an array of characters and points inside it).
+  const app = new Elysia({ name: 'svc', normalize: 'typebox' })
     .use(requestId)
-    .use(problemErrors)
+    .use(problemErrors(methods))
     .use(jsonBody(deps.config.maxJsonBodyBytes))
     .use(healthRoutes(deps))
     .use(verticalRoutes(deps))
@@ -67,7 +73,11 @@ export function createApp(deps: AppDeps) {
     .use(diffRunRoutes(deps))
     .use(structureTaskRoutes(deps))
     .use(supersessionRoutes(deps))
-  return serveOpenApiDocument(app)
+    .use(billingRoutes(deps))
+    .use(operatorRoutes(deps))
+  const served = serveOpenApiDocument(app, deps.config.baseUrl)
+  methods.load(served.routes)
+  return served
 }
 
 /** The type of the built application. */

@@ -17,6 +17,7 @@ import { setTenantStatus } from './resources/tenants'
 import { verifyAuditChain } from './resources/audit'
 import { raiseBreakGlass, renderBreakGlass, revokeBreakGlass } from './resources/break-glass'
 import { BUDGET_COMMANDS, BUDGET_USAGE } from './authoring/budget-admin'
+import { BILLING_COMMANDS, BILLING_USAGE } from './billing/cli'
 
 const USAGE = `usage: svc <command>
   migrate
@@ -28,7 +29,8 @@ const USAGE = `usage: svc <command>
   break-glass request --tenant S --operator SUB --reason R [--minutes M]
   break-glass list --tenant S [--status requested|approved|denied|revoked]
   break-glass revoke --tenant S --id REQUEST_ID   (ends an open access window at once)
-${BUDGET_USAGE}`
+${BUDGET_USAGE}
+${BILLING_USAGE}`
 
 /** A refusal of the CLI: printed as one line, exit code 2. */
 class UsageError extends Error {}
@@ -62,6 +64,7 @@ const setStatus = (status: 'active' | 'suspended'): Command => async (db, args) 
 
 const COMMANDS: Record<string, Command> = {
   ...BUDGET_COMMANDS,
+  ...BILLING_COMMANDS,
   'tenant suspend': setStatus('suspended'),
   'tenant resume': setStatus('active'),
 

@@ -9,6 +9,7 @@ import type { Mailer } from './mail/mailer'
 import type { BlobStore } from './storage/blob-store'
 import type { CaseEvents } from './events'
 import type { DocumentParser } from './documents/parsing/parser-pool'
+import type { CacheRegistry } from './auth/credential-cache'
 
 /** The dependencies of every route plugin. */
 export interface AppDeps {
@@ -31,4 +32,6 @@ export interface AppDeps {
   parser: DocumentParser
   /** Listens for a NOTIFY channel (the job runner wakes on committed jobs). */
   listen: (channel: string, fn: () => void) => Promise<() => Promise<void>>
+  /** The process's caches, for the operator surface's cache figures. */
+  caches: CacheRegistry
 }

@@ -8,7 +8,7 @@ import type { AppDeps } from './deps'
 import { migrationsCurrent } from './db/migrate'
 import { Cursors } from './http/pagination'
 import { createAuthenticator } from './auth/principal'
-import { listenForCredentialChanges } from './auth/credential-cache'
+import { CacheRegistry, listenForCredentialChanges } from './auth/credential-cache'
 import { createEmbedSessionResolver } from './embed/sessions'
 import { createTokenVerifier } from './auth/oidc'
 import { deriveKey, loadSecretKey } from './secret-key'
@@ -26,13 +26,15 @@ export function wireDeps(config: Config, db: Database, draining: () => boolean =
     listenForCredentialChanges(db.sql).catch((e) => console.warn(JSON.stringify({ level: 'warn', message: 'credential change notifications unavailable; cached credentials lapse after 5 s', error: String(e) })))
   }
   const verifyToken = config.oidcIssuer ? createTokenVerifier(config.oidcIssuer, config.oidcAudience ?? [], config.oidcOrgClaim) : undefined
+  const caches = new CacheRegistry()
   return {
+    caches,
     config,
     sql: db.sql,
     cursors: new Cursors(deriveKey(secretKey, 'cursor')),
     mailer: createMailer({ smtpUrl: config.smtpUrl, from: config.mailFrom, dataDir: config.dataDir }),
     secretKey,
-    authenticate: createAuthenticator({ sql: db.sql, verifyToken, operatorSubjects: config.operatorSubjects, resolveEmbedSession: createEmbedSessionResolver(db.sql) }),
+    authenticate: createAuthenticator({ sql: db.sql, verifyToken, operatorSubjects: config.operatorSubjects, resolveEmbedSession: createEmbedSessionResolver(db.sql), caches }),
     ready: () => migrationsCurrent(db.sql),
     draining,
     blobs: createBlobStore(config, secretKey),

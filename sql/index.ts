@@ -14,7 +14,10 @@ import m009 from './009_idempotency_text.sql' with { type: 'text' }
 import m010 from './010_page_outcomes.sql' with { type: 'text' }
 import m011 from './011_block_cells.sql' with { type: 'text' }
 import m012 from './012_document_parents.sql' with { type: 'text' }
+import m013 from './013_subscription_tasks.sql' with { type: 'text' }
 import m014 from './014_break_glass_access.sql' with { type: 'text' }
+import m015 from './015_default_vertical.sql' with { type: 'text' }
+import m016 from './016_billing.sql' with { type: 'text' }
 
 /** One migration: its number, its name and its SQL. */
 export interface Migration { version: number; name: string; sql: string }
@@ -33,5 +36,8 @@ export const MIGRATIONS: Migration[] = [
   { version: 10, name: '010_page_outcomes', sql: m010 },
   { version: 11, name: '011_block_cells', sql: m011 },
   { version: 12, name: '012_document_parents', sql: m012 },
+  { version: 13, name: '013_subscription_tasks', sql: m013 },
   { version: 14, name: '014_break_glass_access', sql: m014 },
+  { version: 15, name: '015_default_vertical', sql: m015 },
+  { version: 16, name: '016_billing', sql: m016 },
 ]

@@ -18,7 +18,7 @@ export class SessionEnded extends Error {}
 export const EXCHANGE_TIMEOUT_MS = 20_000
 
 /** Exchanges a handoff; null on refusal or failure (every refusal looks the same). */
-export async function exchange(handoff: string, hostOrigin: string): Promise<{ session: string; scenario_id: string; expires_at: string; expires_in: number } | null> {
+export async function exchange(handoff: string, hostOrigin: string): Promise<{ session: string; scenario_id: string; expires_at: string; expires_in: number; time_zone?: string } | null> {
   try {
     const res = await fetch(`${API_BASE}embed/sessions`, {
       method: 'POST',

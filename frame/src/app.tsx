@@ -17,6 +17,9 @@ export const NO_HANDSHAKE_TEXT = 'This view was not opened from its host platfor
 /** The terminal sentence (names no cause). */
 export const TERMINAL_TEXT = 'This view is no longer available.'
 
+/** The line naming the zone every time of the frame is shown in (the workspace's). */
+export const zoneLine = (timeZone: string) => `Times in ${timeZone.replaceAll('_', ' ')}`
+
 const TAB_LABELS: Record<Tab, string> = { documents: 'Documents', evaluation: 'Evaluation', activity: 'Activity' }
 
 /** The whole frame. */
@@ -42,6 +45,7 @@ export function App({ controller }: { controller: FrameController }) {
         <h1 class="title">{scenario?.name ?? 'Case'}</h1>
         {scenario?.external_ref ? <p class="muted ref">{scenario.external_ref}</p> : null}
         {s.scenario.status === 'failed' ? <p class="muted">The case details could not be loaded.</p> : null}
+        <p class="muted small zone" data-time-zone={s.timeZone}>{zoneLine(s.timeZone)}</p>
       </header>
       <nav class="tabs" role="tablist">
         {(Object.keys(TAB_LABELS) as Tab[]).map((tab) => (

@@ -8,6 +8,7 @@ import { createParser } from 'eventsource-parser'
 import { ApiError, createApi, exchange, SessionEnded, type Api } from './api'
 import { checkView, INITIAL_VIEW, SVC_VERSION, viewMessage, type ErrorCode, type View } from './protocol'
 import { applyTheme, INITIAL_THEME, themeVariables, type ThemeState } from './theme'
+import { knownZone } from './format'
 
 /** The five states of the frame. */
 export type Phase = 'waiting' | 'no-handshake' | 'exchanging' | 'ready' | 'terminal'
@@ -29,6 +30,8 @@ export interface FrameState {
   blocks: Record<string, Loadable<any[]>>
   evaluation: Loadable<Evaluation>
   events: { status: 'idle' | 'open' | 'failed'; items: CaseEvent[] }
+  /** The workspace's time zone (from the session exchange): every time shown is in it. */
+  timeZone: string
 }
 
 /** Seconds of no handshake before the waiting frame says it was not opened from its host. */
@@ -55,6 +58,7 @@ export class FrameController {
     blocks: {},
     evaluation: { status: 'loading' },
     events: { status: 'idle', items: [] },
+    timeZone: 'UTC',
   }
   private listeners = new Set<() => void>()
   private hostOrigin: string | null = null
@@ -149,7 +153,7 @@ export class FrameController {
     this.timers.push(setTimeout(() => this.end(), Math.max(0, lapse - Date.now())))
     const [scenario, documents] = await Promise.all([this.load(`scenarios/${this.scenarioId}`), this.loadDocuments()])
     if (this.ended) return
-    this.set({ phase: 'ready', scenario, documents })
+    this.set({ phase: 'ready', scenario, documents, timeZone: knownZone(session.time_zone) })
     this.readySent = true
     this.post({ type: 'svc:ready', scenarioId: this.scenarioId, expiresAt: this.expiresAt, view: viewMessage(this.state.view, this.scenarioId) })
     if (this.expiringDue) this.expiring()

@@ -1,12 +1,26 @@
 /**
- * Display helpers: dates in the reader's locale, byte sizes, status labels.
+ * Display helpers: dates in the reader's locale and the workspace's time zone, byte sizes, status
+ * labels.
  */
 
-/** A timestamp as a short local date and time. */
-export function when(iso: string | number | undefined): string {
+/** The zone itself when this browser knows it, else UTC (the service only stores zones it knows). */
+export function knownZone(timeZone: string | undefined): string {
+  if (!timeZone) return 'UTC'
+  try {
+    return new Intl.DateTimeFormat('en', { timeZone }).resolvedOptions().timeZone
+  } catch {
+    return 'UTC'
+  }
+}
+
+/**
+ * A timestamp as a short date and time in the workspace's time zone (tenant settings `time_zone`,
+ * from the session exchange), written in the reader's locale; the page names the zone once.
+ */
+export function when(iso: string | number | undefined, timeZone: string, locale?: string): string {
   if (iso === undefined) return ''
   const d = new Date(iso)
-  return Number.isNaN(d.getTime()) ? '' : d.toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'short' })
+  return Number.isNaN(d.getTime()) ? '' : d.toLocaleString(locale, { dateStyle: 'medium', timeStyle: 'short', timeZone: knownZone(timeZone) })
 }
 
 /** A byte count for people. */

@@ -42,8 +42,22 @@ export const ANY_ROLE: readonly Role[] = ['admin', 'reviewer', 'underwriter', 'v
 /** Roles that change cases. */
 export const CASE_WRITERS: readonly Role[] = ['admin', 'reviewer', 'underwriter']
 
+/** True for a rule of the operator surface: operators and nobody else. */
+export function isOperatorOnly(rule: AccessRule): boolean {
+  return rule.operator === true && !rule.public && !rule.roles?.length && !rule.scopes?.length && !rule.embed && !rule.invitee
+}
+
+/** The one refusal of the operator surface, whatever the workspace credential (role, scope, state). */
+export const operatorOnlyRefusal = () => problems.forbidden('This operation is for platform operators only.')
+
 /** Refuses a principal that the rule does not admit; returns normally otherwise. */
 export function authorize(rule: AccessRule, p: Principal, request: { method: string; scenarioId?: string }): void {
+  // The operator surface (outside the /v1 promise) answers every workspace credential alike: the same
+  // 403 for any role, any key scope, an embed session or a suspended workspace's credential.
+  if (isOperatorOnly(rule)) {
+    if (p.kind === 'operator' || (p.kind === 'user' && p.operator)) return
+    throw operatorOnlyRefusal()
+  }
   if ('tenantStatus' in p && p.tenantStatus !== 'active') {
     throw new ProblemError('tenant_suspended', 'This workspace is suspended.')
   }

@@ -7,7 +7,7 @@ import type { Sql } from '../db/connect'
 import { problems, ProblemError } from '../http/problem'
 import { hashApiKey, isWellFormedApiKey, looksLikeApiKey, type KeyEnvironment } from './api-key-format'
 import type { TokenVerifier } from './oidc'
-import { CredentialCache } from './credential-cache'
+import { CredentialCache, type CacheRegistry } from './credential-cache'
 import { type BreakGlassRead, withBreakGlass } from './break-glass-access'
 
 /** Workspace roles, most to least powerful. */
@@ -17,7 +17,7 @@ export type Role = (typeof ROLES)[number]
 /** API-key scopes of the operating contract. */
 export const SCOPES = [
   'scenarios:read', 'scenarios:write', 'question_sets:read', 'question_sets:write',
-  'settings:write', 'notifications:write', 'embed:mint',
+  'settings:write', 'notifications:write', 'embed:mint', 'billing:read', 'billing:write',
 ] as const
 export type Scope = (typeof SCOPES)[number]
 
@@ -47,6 +47,8 @@ export interface AuthenticatorDeps {
   verifyToken: TokenVerifier | undefined
   operatorSubjects: ReadonlySet<string>
   resolveEmbedSession?: EmbedSessionResolver
+  /** Where the credential caches report their figures (the operator surface). */
+  caches?: CacheRegistry
 }
 
 /** The membership facts authentication reads for a JWT subject. */
@@ -69,8 +71,8 @@ export type Authenticator = (authorization: string | null, options?: Authenticat
 /** Builds the authenticator over the database and the token verifier. */
 export function createAuthenticator(deps: AuthenticatorDeps): Authenticator {
   const { sql } = deps
-  const keys = new CredentialCache<Principal>()
-  const members = new CredentialCache<MemberRow | null>()
+  const keys = new CredentialCache<Principal>(5_000, 10_000, 'credentials.api_keys', deps.caches)
+  const members = new CredentialCache<MemberRow | null>(5_000, 10_000, 'credentials.members', deps.caches)
 
   const byApiKey = async (credential: string): Promise<Principal> => {
     if (!isWellFormedApiKey(credential)) throw problems.unauthorized()

@@ -1,6 +1,7 @@
 /**
  * The operator surface of cost budgets (outside the /v1 promise, unreachable with workspace
- * credentials): `GET/PUT /v1/tenants/{tenantId}/cost-budget` for platform operators, and the CLI
+ * credentials): `GET/PUT /v1/operator/workspaces/{tenantId}/cost-budget` for platform operators
+ * (the earlier `/v1/tenants/{tenantId}/cost-budget` still answers, marked deprecated), and the CLI
  * commands `svc budget set|clear|show`. A budget is `limit_micro` (integer micro-units) or `limit`
  * (a decimal string); raising it lets a run paused by the budget be resumed.
  */
@@ -31,23 +32,29 @@ export function budgetRoutes(deps: AppDeps) {
     if (!tenant) throw problems.notFound('workspace')
     return tenant
   }
-  return new Elysia({ name: 'cost-budgets' })
-    .use(accessControl(deps.authenticate))
-    .get('/v1/tenants/:tenantId/cost-budget', async ({ params }) => budgetReport(sql, (await tenantOr404(sql, params.tenantId)).id), {
-      access: { operator: true },
-      params: TenantParams,
-      detail: { summary: "A workspace's hard cost budget and model spend (operators; outside the /v1 promise)", tags: ['Operators'], responses: responses({ 200: Budget }, PATH_PROBLEMS) },
-    })
-    .put('/v1/tenants/:tenantId/cost-budget', async ({ params, body }) => {
-      const tenant = await tenantOr404(sql, params.tenantId)
-      await setBudget(sql, tenant.id, limitOf(body))
-      return budgetReport(sql, tenant.id)
-    }, {
-      access: { operator: true },
-      params: TenantParams,
-      body: BudgetWrite,
-      detail: { summary: "Set a workspace's hard cost budget: limit_micro or limit (operators; outside the /v1 promise)", tags: ['Operators'], responses: responses({ 200: Budget }, [...PATH_PROBLEMS, ...BODY_PROBLEMS]) },
-    })
+  const read = async ({ params }: { params: { tenantId: string } }) => budgetReport(sql, (await tenantOr404(sql, params.tenantId)).id)
+  const write = async ({ params, body }: { params: { tenantId: string }; body: { limit_micro?: number; limit?: string } }) => {
+    const tenant = await tenantOr404(sql, params.tenantId)
+    await setBudget(sql, tenant.id, limitOf(body))
+    return budgetReport(sql, tenant.id)
+  }
+  const plugin = new Elysia({ name: 'cost-budgets' }).use(accessControl(deps.authenticate))
+  for (const [path, deprecated] of [['/v1/operator/workspaces/:tenantId/cost-budget', false], ['/v1/tenants/:tenantId/cost-budget', true]] as const) {
+    const moved = deprecated ? { deprecated: true, description: 'Moved to /v1/operator/workspaces/{tenantId}/cost-budget; this path still answers.' } : {}
+    plugin
+      .get(path, read, {
+        access: { operator: true },
+        params: TenantParams,
+        detail: { summary: "A workspace's hard cost budget and model spend (operators; outside the /v1 promise)", tags: ['Operators'], ...moved, responses: responses({ 200: Budget }, PATH_PROBLEMS) },
+      })
+      .put(path, write, {
+        access: { operator: true },
+        params: TenantParams,
+        body: BudgetWrite,
+        detail: { summary: "Set a workspace's hard cost budget: limit_micro or limit (operators; outside the /v1 promise)", tags: ['Operators'], ...moved, responses: responses({ 200: Budget }, [...PATH_PROBLEMS, ...BODY_PROBLEMS]) },
+      })
+  }
+  return plugin
 }
 
 /** The usage lines of the CLI commands. */

@@ -1,15 +1,18 @@
 /**
  * Model usage metering and per-workspace hard cost budgets. Each metered model call (a generation
- * step) writes one `model_usage` row with its tokens and cost in integer micro-units, priced by
+ * step, or a model-backed evaluation's answer to one question) writes one `model_usage` row with
+ * its tokens and cost in integer micro-units, priced by
  * SVC_MODEL_PRICE_INPUT_MICRO / SVC_MODEL_PRICE_OUTPUT_MICRO per 1,000 tokens from the `usage` the
  * endpoint reported. A workspace's spend is the sum of its rows; its budget (`cost_budgets`, set by
- * operators) is hard: a run is not started, and a running one pauses, once spend reaches it. The
- * built-in generator is never metered (it costs nothing). Owns `model_usage` and `cost_budgets`.
+ * operators) is hard: a run is not started once spend reaches it, and a running one stops (a
+ * generation run pauses, resumable; an evaluation ends failed with error_code budget_exceeded). The
+ * built-in generator and engine are never metered (they cost nothing). Owns `model_usage` and `cost_budgets`.
  */
 import Big from 'big.js'
 import type { Tx } from '../db/connect'
 import type { Config } from '../config'
 import { ProblemError } from '../http/problem'
+import { recordUsageEvents } from '../billing/ledger'
 
 /** Tokens and cost of some usage. */
 export interface UsageTotals { input_tokens: number; output_tokens: number; cost_micro: number }
@@ -32,9 +35,15 @@ export function costMicro(config: Pick<Config, 'modelPriceInputMicro' | 'modelPr
 
 /** Records one metered call in the caller's transaction. */
 export async function recordUsage(tx: Tx, tenantId: string, input: { runKind: string; runId: string; step?: number } & UsageTotals): Promise<void> {
+  const id = Bun.randomUUIDv7()
   await tx`
     insert into model_usage (tenant_id, id, run_kind, run_id, step, input_tokens, output_tokens, cost_micro)
-    values (${tenantId}, ${Bun.randomUUIDv7()}, ${input.runKind}, ${input.runId}, ${input.step ?? null}, ${input.input_tokens}, ${input.output_tokens}, ${input.cost_micro})`
+    values (${tenantId}, ${id}, ${input.runKind}, ${input.runId}, ${input.step ?? null}, ${input.input_tokens}, ${input.output_tokens}, ${input.cost_micro})`
+  // The usage ledger's model cost meter, in the same transaction (the source ref matches the migration's backfill).
+  await recordUsageEvents(tx, tenantId, [{
+    meter: 'model_cost_micro', quantity: input.cost_micro, sourceKind: input.runKind, sourceId: input.runId,
+    sourceRef: input.step !== undefined ? `step:${input.step}` : `usage:${id}`,
+  }])
 }
 
 const totals = (row: { i: string | null; o: string | null; c: string | null } | undefined): UsageTotals =>
@@ -84,8 +93,8 @@ export async function budgetReached(sql: Tx, tenantId: string): Promise<boolean>
 }
 
 /** The 402 of a run that may not start (or resume) because the budget is reached. */
-export const budgetExceeded = () =>
-  new ProblemError('budget_exceeded', "The workspace's cost budget is reached; the run is paused until an operator raises the budget.")
+export const budgetExceeded = (detail = "The workspace's cost budget is reached; the run is paused until an operator raises the budget.") =>
+  new ProblemError('budget_exceeded', detail)
 
 /** The budget report of a workspace (operators). */
 export async function budgetReport(sql: Tx, tenantId: string) {
@@ -101,4 +110,12 @@ export async function budgetReport(sql: Tx, tenantId: string) {
     output_tokens: usage.output_tokens,
     exceeded: limit !== null && usage.cost_micro >= limit,
   }
+}
+
+/** Model usage per workspace in [from, to) (the operator's platform cost figures). */
+export async function usageByWorkspace(sql: Tx, from: Date, to: Date): Promise<Map<string, UsageTotals>> {
+  const rows = await sql<{ tenant_id: string; i: string | null; o: string | null; c: string | null }[]>`
+    select tenant_id, sum(input_tokens) as i, sum(output_tokens) as o, sum(cost_micro) as c from model_usage
+    where created_at >= ${from} and created_at < ${to} group by tenant_id`
+  return new Map(rows.map((r) => [r.tenant_id, totals(r)]))
 }

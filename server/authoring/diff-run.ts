@@ -8,6 +8,7 @@ import type { Tx } from '../db/connect'
 import type { JobKind } from '../../jobs/types'
 import { enqueueJob } from '../../jobs/queue'
 import { finishTask } from '../../jobs/notify'
+import { recordUsageEvents } from '../billing/ledger'
 import { findVersionById } from '../question-sets/store'
 import { findGuideline, guidelineBlocks } from './guidelines'
 import { provenanceOf } from './accept'
@@ -69,6 +70,7 @@ async function end(tx: Tx, row: DiffRunRow, outcome: { result: DiffRunRow['resul
     update diff_runs set status = ${ok ? 'succeeded' : 'failed'}, result = ${ok ? tx.json(outcome.result as never) : null},
       error_detail = ${ok ? null : outcome.reason}, finished_at = now(), updated_at = now()
     where tenant_id = ${row.tenant_id} and id = ${row.id}`
+  if (ok) await recordUsageEvents(tx, row.tenant_id, [{ meter: 'diff_runs', quantity: 1, sourceKind: DIFF_RUN, sourceId: row.id }])
   await finishTask(tx, {
     tenantId: row.tenant_id, taskKind: 'diff_run', taskId: row.id, resourcePath: diffRunPath(row.question_set_id, row.id),
     result: ok ? 'succeeded' : 'failed', ...(ok ? {} : { reason: outcome.reason }),

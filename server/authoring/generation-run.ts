@@ -21,6 +21,7 @@ import type { Tx } from '../db/connect'
 import type { JobKind } from '../../jobs/types'
 import { enqueueJob } from '../../jobs/queue'
 import { finishTask } from '../../jobs/notify'
+import { recordUsageEvents } from '../billing/ledger'
 import { ModelOutageError, ModelResponseError, type ModelSettings } from '../evaluation'
 import type { Config } from '../config'
 import { findGuideline, guidelineBlocks, type GuidelineBlockRow } from './guidelines'
@@ -60,6 +61,7 @@ export async function endRun(tx: Tx, row: RunRow, result: 'succeeded' | 'failed'
     ...(result === 'failed' ? { errorCode: 'generation_failed', errorDetail: reason ?? 'generation failed' } : {}),
     ...(result === 'canceled' ? { errorCode: 'generation_canceled', errorDetail: 'generation was canceled' } : {}),
   })
+  if (result === 'succeeded') await recordUsageEvents(tx, row.tenant_id, [{ meter: 'generation_runs', quantity: 1, sourceKind: GENERATION_RUN, sourceId: row.id }])
   await finishTask(tx, {
     tenantId: row.tenant_id, taskKind: 'generation_run', taskId: row.id, resourcePath: runPath(row.question_set_id, row.id), result,
     ...(reason ? { reason } : {}),

@@ -19,6 +19,8 @@ import { ParseCanceled, type ParseControl } from './parsing/parser-pool'
 import { appendCaseEvent } from '../events/log'
 import { findDocumentById, insertChildDocuments, replaceBlocks, setDocumentStatus, type ChildDocument, type DocumentRow } from './store'
 import { nestingDepth, storeAttachments } from './attachments'
+import { recordUsageEvents } from '../billing/ledger'
+import { parseOverrides, readPolicy } from '../operator/evaluation-policy'
 
 /** The job kind name (also the task kind of its notifications). */
 export const DOCUMENT_INGESTION = 'document_ingestion'
@@ -69,7 +71,9 @@ async function parseFollowed(doc: DocumentRow, payload: IngestionPayload, deps: 
       .catch(() => {}) // progress is a courtesy: never fail a parse for it
   }
   try {
-    const outcome = await parseDocument(doc, deps, { onProgress, signal: abort.signal })
+    // The workspace's evaluation policy may read fewer pages, or run no OCR.
+    const limits = parseOverrides(await readPolicy(deps.sql, doc.tenant_id))
+    const outcome = await parseDocument(doc, deps, { onProgress, signal: abort.signal, limits })
     if (outcome.kind !== 'parsed' || !outcome.attachments?.length) return outcome
     // Attachments: stored now (outside any transaction), inserted with the parent's outcome.
     const { attachments, ...rest } = outcome
@@ -119,6 +123,10 @@ export async function applyOutcome(tx: Tx, doc: DocumentRow, outcome: IngestionO
         errorDetail: outcome.degraded ? outcome.notes.join('; ') || 'part of the file could not be read' : null,
         processed: true,
       })
+      await recordUsageEvents(tx, doc.tenant_id, (['text_layer', 'ocr'] as const).map((source) => ({
+        meter: source === 'ocr' ? 'pages_ocr' as const : 'pages_text_layer' as const,
+        quantity: outcome.pages[source], sourceKind: DOCUMENT_INGESTION, sourceId: doc.id, sourceRef: `generation:${doc.ingestion_generation}`,
+      })))
       await finishTask(tx, { ...base, result: 'succeeded', degraded: outcome.degraded })
       for (const child of await insertChildDocuments(tx, doc, outcome.children ?? [])) await enqueueIngestion(tx, child)
   }

@@ -97,7 +97,7 @@ export function frameDocumentRoutes(deps: AppDeps) {
         summary: 'The embedded read-only case view (an HTML document for an iframe)',
         description: 'No credential in the URL; the host hands a handoff to the frame in svc:init. 404 with frame-ancestors \'none\' when embedding is not enabled for the requesting origin.',
         tags: ['Embed'],
-        responses: { ...responses({}, ['not_found']), 200: { description: 'The frame document', content: { 'text/html': { schema: { type: 'string' } } } } },
+        responses: { ...responses({}, ['malformed', 'not_found']), 200: { description: 'The frame document', content: { 'text/html': { schema: { type: 'string' } } } } },
       },
     })
     .get('/embed/static/:file', ({ params, set }) => {

@@ -2,7 +2,7 @@
  * Request and response shapes of the embed routes.
  */
 import { t } from 'elysia'
-import { Timestamp, Uuid } from '../../schemas/common'
+import { Timestamp, Uuid, Int, named } from '../../schemas/common'
 
 /** POST /v1/embed/handoffs body. */
 export const HandoffCreate = t.Object({
@@ -12,10 +12,10 @@ export const HandoffCreate = t.Object({
 })
 
 /** A minted handoff: shown once, single use, about 60 seconds. */
-export const Handoff = t.Object({
+export const Handoff = named('EmbedHandoff', t.Object({
   handoff: t.String({ description: 'Opaque; hand it to the frame in svc:init, never in a URL.' }),
   expires_at: Timestamp,
-})
+}))
 
 /** POST /v1/embed/sessions body (sent by the frame); checked by hand, every violation a 401. */
 export const SessionCreate = t.Object({
@@ -24,9 +24,10 @@ export const SessionCreate = t.Object({
 })
 
 /** An embed session: an opaque read-only bearer for one case, held in frame memory only. */
-export const EmbedSession = t.Object({
+export const EmbedSession = named('EmbedSession', t.Object({
   session: t.String({ description: 'Opaque bearer; send as Authorization: Bearer on GETs of the bound case.' }),
   scenario_id: Uuid,
   expires_at: Timestamp,
-  expires_in: t.Integer({ description: 'Seconds until the session lapses.' }),
-})
+  expires_in: Int({ description: 'Seconds until the session lapses.' }),
+  time_zone: t.String({ description: "The workspace's time zone (tenant settings `time_zone`, UTC when cleared): the frame shows times in it." }),
+}))

@@ -14,10 +14,11 @@ import { responses } from '../http/docs'
 import { readCappedText } from '../http/body'
 import { hashSecret, isSecretShaped, mintSecret } from './secrets'
 import { allowedOrigins } from './origins'
-import { EmbedSession } from './schemas'
+import { EmbedSession, SessionCreate } from './schemas'
+import { workspaceTimeZone } from '../local-time'
 
-/** A successful exchange. */
-export interface ExchangedSession { session: string; scenario_id: string; expires_at: string; expires_in: number }
+/** A successful exchange; `time_zone` is the workspace's, in which the frame shows times. */
+export interface ExchangedSession { session: string; scenario_id: string; expires_at: string; expires_in: number; time_zone: string }
 
 /**
  * Spends a handoff and, when every condition holds, opens a session; null on any failure. The
@@ -47,7 +48,10 @@ export async function exchangeHandoff(sql: Sql, handoff: string, hostOrigin: str
       values (${h.tenant_id}, ${Bun.randomUUIDv7()}, ${hash}, ${h.id}, ${h.scenario_id}, ${user.id}, ${h.host_origin},
               now() + make_interval(secs => ${ttlSeconds}))
       returning expires_at`
-    return { session: plaintext, scenario_id: h.scenario_id, expires_at: row!.expires_at.toISOString(), expires_in: ttlSeconds }
+    return {
+      session: plaintext, scenario_id: h.scenario_id, expires_at: row!.expires_at.toISOString(), expires_in: ttlSeconds,
+      time_zone: await workspaceTimeZone(tx, h.tenant_id),
+    }
   })
 }
 
@@ -122,7 +126,10 @@ export function sessionRoutes(deps: AppDeps) {
         // that breaks it is a failed exchange (401), never a 400, 413, 415 or 422.
         description: 'Body: `{"handoff": "<from svc:init>", "host_origin": "<the origin the frame pinned>"}` as `application/json`. Any failure (a body that is not JSON, another content type, an empty or oversized body, a malformed body, an unknown, expired or spent handoff, another origin, an origin no longer allow-listed, an inactive person, a case not in the workspace) is the same 401.',
         tags: ['Embed'],
-        responses: responses({ 201: EmbedSession }, ['unauthorized']),
+        requestBody: { required: true, content: { 'application/json': { schema: SessionCreate } } },
+        // The exchange answers every failure with 401, these included; 400, 413 and 415 stay listed
+        // only because the frozen /v1 surface (Versioning 2) had them before the route read its own body.
+        responses: responses({ 201: EmbedSession }, ['unauthorized', 'malformed', 'payload_too_large', 'unsupported_media_type']),
       },
     })
 }

@@ -41,6 +41,8 @@ export interface EngineAnswer {
   downgraded: boolean
   /** Why the answer is what it is, when that is not obvious (never document content beyond quotes). */
   note?: string
+  /** Tokens of the model call behind the answer, as the endpoint reported them (metered; model engine only). */
+  usage?: { inputTokens: number; outputTokens: number }
 }
 
 /** What an engine reads of one case: its blocks, their facts and their retrieval index. */

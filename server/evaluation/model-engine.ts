@@ -120,8 +120,8 @@ export function modelEngine(settings: ModelSettings): AnswerEngine {
         return judge(question, { questionKey: question.key, source: 'model', status: 'not_found', value: null, confidence: 0, evidence: [], downgraded: false, note: 'no passage matches the question' })
       }
       try {
-        const { json } = await chatJson(settings, questionMessages(question, passages), { signal: options.signal })
-        return judge(question, readReply(question, json, passages, context))
+        const { json, usage } = await chatJson(settings, questionMessages(question, passages), { signal: options.signal })
+        return { ...judge(question, readReply(question, json, passages, context)), usage: { inputTokens: usage?.prompt_tokens ?? 0, outputTokens: usage?.completion_tokens ?? 0 } }
       } catch (e) {
         // A refused request (a 4xx: wrong key, unknown model) fails the evaluation like an outage.
         if (!(e instanceof ModelResponseError) || (e.status ?? 0) >= 400) throw e

@@ -5,6 +5,7 @@
  * standard Helvetica font is used, so characters it cannot encode are shown as "?".
  */
 import { PDFDocument, StandardFonts, rgb, type PDFFont, type PDFPage } from 'pdf-lib'
+import { formatInZone } from '../local-time'
 
 /** Everything the report shows. */
 export interface ReportInput {
@@ -32,18 +33,6 @@ export interface ReportInput {
 const PAGE: [number, number] = [595.28, 841.89] // A4
 const MARGIN = 50
 const WIDTH = PAGE[0] - 2 * MARGIN
-
-/** A timestamp in a time zone: "2026-01-31 14:05:09 GMT+01:00 (Europe/Berlin)". */
-export function formatInZone(date: Date, timeZone: string): string {
-  let zone = timeZone
-  try { new Intl.DateTimeFormat('en-US', { timeZone: zone }) } catch { zone = 'UTC' }
-  const parts = Object.fromEntries(new Intl.DateTimeFormat('en-US', {
-    timeZone: zone, year: 'numeric', month: '2-digit', day: '2-digit', hour: '2-digit', minute: '2-digit', second: '2-digit',
-    hourCycle: 'h23', timeZoneName: 'longOffset',
-  }).formatToParts(date).map((p) => [p.type, p.value]))
-  const offset = parts.timeZoneName === 'GMT' ? 'GMT+00:00' : parts.timeZoneName
-  return `${parts.year}-${parts.month}-${parts.day} ${parts.hour}:${parts.minute}:${parts.second} ${offset} (${zone})`
-}
 
 /** The written form of an answer value. */
 export function valueText(value: string | boolean | null): string {

@@ -9,6 +9,7 @@ import type { Tx } from '../db/connect'
 import type { AppDeps } from '../deps'
 import type { JobKind } from '../../jobs/types'
 import { finishTask } from '../../jobs/notify'
+import { recordUsageEvents } from '../billing/ledger'
 import { appendCaseEvent } from '../events'
 import { findScenario } from '../resources/scenarios'
 import { findUser } from '../resources/users'
@@ -139,6 +140,7 @@ async function end(tx: Tx, tenantId: string, report: ReportRow, result: { bytes:
     where tenant_id = ${tenantId} and id = ${report.id}
     returning ${COLUMNS(tx)}`
   await appendCaseEvent(tx, { tenantId, scenarioId: report.scenario_id, type: 'report.status', data: { report_id: report.id, evaluation_id: report.evaluation_id, status: row!.status } })
+  if (ok) await recordUsageEvents(tx, tenantId, [{ meter: 'reports_generated', quantity: 1, sourceKind: 'report_generated', sourceId: report.id }])
   await finishTask(tx, { tenantId, taskKind: 'report_generated', taskId: report.id, resourcePath: reportPath(report.scenario_id, report.id), result: ok ? 'succeeded' : 'failed' })
 }
 

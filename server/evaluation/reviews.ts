@@ -28,8 +28,9 @@ export async function latestReview(sql: Tx, tenantId: string, evaluationId: stri
 }
 
 /** The API shape of a decision: the computed outcome and reasons, the override beside them. */
-export function renderDecision(evaluationId: string, computed: { outcome: string; reasons: DecisionReason[]; created_at: Date }, review: ReviewRow | null) {
+export function renderDecision(evaluationId: string, computed: { id: string; outcome: string; reasons: DecisionReason[]; created_at: Date }, review: ReviewRow | null) {
   return {
+    id: computed.id,
     evaluation_id: evaluationId,
     outcome: computed.outcome,
     reasons: computed.reasons,

@@ -5,16 +5,21 @@
  * reporting "answered k of n" to the case event stream as it goes and stopping early when the
  * evaluation is canceled. The handler then stores answers, evidence and decision, ends the
  * evaluation and its task in one transaction. A vendor outage ends it `failed` (evaluation_failed);
- * a cancel ends it `canceled` (through the cancel route).
+ * a cancel ends it `canceled` (through the cancel route). The model engine is metered: each answer's
+ * tokens are a `model_usage` row (run_kind evaluation_run) the moment it arrives, and the workspace's
+ * hard budget is checked before every model call; once reached the evaluation ends `failed` with
+ * error_code `budget_exceeded` (its notification: task.failed, evaluation_failed), no answers kept.
  */
 import type { Tx } from '../db/connect'
 import type { AppDeps } from '../deps'
 import type { JobKind } from '../../jobs/types'
 import { finishTask } from '../../jobs/notify'
+import { budgetReached, costMicro, recordUsage } from '../authoring/budgets'
 import { appendCaseEvent } from '../events'
+import { recordUsageEvents } from '../billing/ledger'
 import { findVersionById } from '../question-sets/store'
 import { buildCaseContext, type EngineAnswer, type Question } from './engine'
-import { createEngine, ModelOutageError, ModelResponseError } from './index'
+import { builtinEngine, createEngine, ModelOutageError, ModelResponseError } from './index'
 import { decide, type Decision } from './decision'
 import {
   evaluationPath, findEvaluation, loadCaseBlocks, recordProgress, saveResults, setEvaluationStatus, settleCaseStatus,
@@ -31,7 +36,11 @@ export interface EvaluationPayload { scenarioId: string; evaluationId: string }
 type Prepared =
   | { kind: 'skip' }
   | { kind: 'failed'; reason: string }
+  | { kind: 'budget' }
   | { kind: 'done'; questions: Question[]; answers: EngineAnswer[]; decision: Decision; documentCount: number; blockCount: number }
+
+/** Why an evaluation stopped at the budget (its `error`; the notification is task.failed / evaluation_failed). */
+export const BUDGET_STOP = "the workspace's cost budget was reached before every question was answered; start a new evaluation after an operator raises the budget"
 
 /** Progress events per evaluation at most (a large set reports every few questions). */
 const MAX_PROGRESS_EVENTS = 20
@@ -52,15 +61,18 @@ export function statusEvent(row: Pick<EvaluationRow, 'id' | 'status' | 'answered
  * Ends an evaluation in the caller's transaction: status, case status, event and the task's
  * notification (`evaluation_failed` / `evaluation_canceled` / success row of the outcome table).
  */
-export async function endEvaluation(tx: Tx, tenantId: string, row: EvaluationRow, result: 'succeeded' | 'failed' | 'canceled', fields: { reason?: string; answered?: number; documentCount?: number; blockCount?: number } = {}): Promise<EvaluationRow> {
+export async function endEvaluation(tx: Tx, tenantId: string, row: EvaluationRow, result: 'succeeded' | 'failed' | 'canceled', fields: { reason?: string; errorCode?: string; answered?: number; documentCount?: number; blockCount?: number } = {}): Promise<EvaluationRow> {
   const ended = await setEvaluationStatus(tx, tenantId, row.id, result, {
     answered: fields.answered,
     documentCount: fields.documentCount,
     blockCount: fields.blockCount,
-    ...(result === 'failed' ? { errorCode: 'evaluation_failed', errorDetail: fields.reason ?? 'evaluation failed' } : {}),
+    ...(result === 'failed' ? { errorCode: fields.errorCode ?? 'evaluation_failed', errorDetail: fields.reason ?? 'evaluation failed' } : {}),
     ...(result === 'canceled' ? { errorCode: 'evaluation_canceled', errorDetail: 'evaluation was canceled' } : {}),
   })
   await settleCaseStatus(tx, tenantId, row.scenario_id, result)
+  if (result === 'succeeded') {
+    await recordUsageEvents(tx, tenantId, [{ meter: 'evaluations_succeeded', quantity: 1, sourceKind: EVALUATION_RUN, sourceId: row.id, occurredAt: ended.finished_at ?? new Date() }])
+  }
   await appendCaseEvent(tx, { tenantId, scenarioId: row.scenario_id, type: 'evaluation.status', data: statusEvent(ended, result === 'failed' ? { error: ended.error_detail } : {}) })
   await finishTask(tx, {
     tenantId, taskKind: 'evaluation_run', taskId: row.id, resourcePath: evaluationPath(row.scenario_id, row.id), result,
@@ -86,12 +98,24 @@ async function prepare(tenantId: string, payload: EvaluationPayload, deps: AppDe
   const questions = version.questions
   const { blocks, documentCount } = await loadCaseBlocks(sql, tenantId, started.scenario_id)
   const context = buildCaseContext(blocks)
-  const engine = createEngine(deps.config)
+  // The engine pinned at start (a workspace's evaluation policy may hold it to the built-in one).
+  const engine = started.engine === 'model' ? createEngine(deps.config) : builtinEngine
+  const metered = engine.name === 'model'
   const every = Math.max(1, Math.ceil(questions.length / MAX_PROGRESS_EVENTS))
   const answers: EngineAnswer[] = []
   for (const [i, question] of questions.entries()) {
+    // The hard budget, checked before every model call like a generation step: once reached, stop.
+    if (metered && (await budgetReached(sql, tenantId))) return { kind: 'budget' }
     try {
-      answers.push(await engine.answer(question, context))
+      const answer = await engine.answer(question, context)
+      if (answer.usage) {
+        const { inputTokens, outputTokens } = answer.usage
+        await recordUsage(sql, tenantId, {
+          runKind: EVALUATION_RUN, runId: started.id, step: i,
+          input_tokens: inputTokens, output_tokens: outputTokens, cost_micro: costMicro(deps.config, inputTokens, outputTokens),
+        })
+      }
+      answers.push(answer)
     } catch (e) {
       if (e instanceof ModelOutageError || e instanceof ModelResponseError) return { kind: 'failed', reason: e.message }
       throw e
@@ -124,6 +148,10 @@ export function evaluationRunJobKind(): JobKind {
       if (!row || (row.status !== 'queued' && row.status !== 'running') || prepared.kind === 'skip') return
       if (prepared.kind === 'failed') {
         await endEvaluation(tx, tenantId, row, 'failed', { reason: prepared.reason })
+        return
+      }
+      if (prepared.kind === 'budget') {
+        await endEvaluation(tx, tenantId, row, 'failed', { reason: BUDGET_STOP, errorCode: 'budget_exceeded' })
         return
       }
       await saveResults(tx, tenantId, row.id, prepared.questions, prepared.answers, prepared.decision)

@@ -173,8 +173,8 @@ export async function saveResults(tx: Tx, tenantId: string, evaluationId: string
     await tx`insert into evaluation_evidence ${tx(evidenceRows.slice(i, i + 500) as never)}`
   }
   await tx`
-    insert into evaluation_decisions (tenant_id, evaluation_id, outcome, reasons)
-    values (${tenantId}, ${evaluationId}, ${decision.outcome}, ${tx.json(decision.reasons as never)})`
+    insert into evaluation_decisions (tenant_id, evaluation_id, id, outcome, reasons)
+    values (${tenantId}, ${evaluationId}, ${Bun.randomUUIDv7()}, ${decision.outcome}, ${tx.json(decision.reasons as never)})`
 }
 
 /** A row of `evaluation_answers`. */
@@ -230,9 +230,9 @@ export function listEvidence(sql: Tx, tenantId: string, evaluationId: string) {
 }
 
 /** The computed decision of an evaluation, or null. */
-export async function findDecision(sql: Tx, tenantId: string, evaluationId: string): Promise<{ outcome: string; reasons: DecisionReason[]; created_at: Date } | null> {
-  const [row] = await sql<{ outcome: string; reasons: DecisionReason[]; created_at: Date }[]>`
-    select outcome, reasons, created_at from evaluation_decisions where tenant_id = ${tenantId} and evaluation_id = ${evaluationId}`
+export async function findDecision(sql: Tx, tenantId: string, evaluationId: string): Promise<{ id: string; outcome: string; reasons: DecisionReason[]; created_at: Date } | null> {
+  const [row] = await sql<{ id: string; outcome: string; reasons: DecisionReason[]; created_at: Date }[]>`
+    select id, outcome, reasons, created_at from evaluation_decisions where tenant_id = ${tenantId} and evaluation_id = ${evaluationId}`
   return row ?? null
 }
 

@@ -2,7 +2,9 @@
  * JSON request bodies: only application/json (or +json) is parsed, capped at the configured size.
  * A body of another type is 415, one over the cap 413; one that is not valid UTF-8, not JSON or
  * nested deeper than MAX_JSON_DEPTH is 400; strings (keys included) with NUL or unpaired surrogates
- * are 422 with a pointer each (see json-text.ts).
+ * are 422 with a pointer each (see json-text.ts). Every JSON body of the API is an object: any other
+ * JSON value (an array, a string, a number, null) is 422 with pointer "" before any route sees it, so an
+ * optional body is either absent or an object whose violations point at their fields.
  */
 import { Elysia } from 'elysia'
 import { ProblemError, problems } from './problem'
@@ -61,17 +63,20 @@ export function jsonBody(maxBytes: number) {
     const contentType = request.headers.get('content-type') ?? ''
     if (!hasBody(request)) {
       if (contentType && !isJson(contentType)) throw new ProblemError('unsupported_media_type', 'Request bodies must be application/json.')
-      return null
+      return undefined
     }
     if (!isJson(contentType)) throw new ProblemError('unsupported_media_type', 'Request bodies must be application/json.')
     const text = await readCappedText(request, maxBytes)
-    if (text.trim() === '') return null
+    if (text.trim() === '') return undefined
     if (jsonDepth(text) > MAX_JSON_DEPTH) throw new ProblemError('malformed', `The request body is nested deeper than ${MAX_JSON_DEPTH} levels.`)
     let value: unknown
     try {
       value = JSON.parse(text)
     } catch {
       throw new ProblemError('malformed', 'The request body is not valid JSON.')
+    }
+    if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+      throw problems.schema([{ pointer: '', message: 'the request body must be a JSON object' }])
     }
     const violations = textViolations(value)
     if (violations.length > 0) throw problems.schema(violations)

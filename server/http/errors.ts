@@ -7,6 +7,7 @@ import { Elysia } from 'elysia'
 import { ProblemError, problemResponse, type FieldError } from './problem'
 import { requestIdOf } from './request-id'
 import { dependencyProblem } from './dependency-errors'
+import type { RouteMethods } from './methods'
 
 interface TypeBoxError { path: string; message: string; schema?: Record<string, unknown>; value?: unknown }
 
@@ -32,13 +33,18 @@ export function fieldErrors(all: TypeBoxError[]): FieldError[] {
   return out
 }
 
-function toProblem(code: string | number, error: unknown): ProblemError | undefined {
+function toProblem(code: string | number, error: unknown, path: string, methods: RouteMethods): ProblemError | undefined {
   if (error instanceof ProblemError) return error
   // Elysia wraps anything thrown while parsing a body; the body parser's own problems keep their type.
   if ((error as { cause?: unknown })?.cause instanceof ProblemError) return (error as { cause: ProblemError }).cause
   switch (code) {
-    case 'NOT_FOUND':
+    case 'NOT_FOUND': {
+      const allowed = methods.allowed(path)
+      if (allowed.length > 0) {
+        return new ProblemError('method_not_allowed', `This path answers ${allowed.join(', ')} only.`, { headers: { allow: allowed.join(', ') } })
+      }
       return new ProblemError('not_found', 'No resource exists at this path.')
+    }
     case 'PARSE':
       return new ProblemError('malformed', 'The request body could not be parsed.')
     case 'INVALID_COOKIE_SIGNATURE':
@@ -57,10 +63,13 @@ function toProblem(code: string | number, error: unknown): ProblemError | undefi
   return undefined
 }
 
-/** Plugin: the single error path. */
-export const problemErrors = new Elysia({ name: 'problem-errors' }).onError({ as: 'global' }, ({ code, error, request, path }) => {
+/**
+ * Plugin: the single error path. `methods` is the app's route table (loaded once the app is built),
+ * which turns an unknown method on a known path into 405 with `Allow`.
+ */
+export const problemErrors = (methods: RouteMethods) => new Elysia({ name: 'problem-errors' }).onError({ as: 'global' }, ({ code, error, request, path }) => {
   const requestId = requestIdOf(request)
-  let problem = toProblem(code, error) ?? dependencyProblem(error)
+  let problem = toProblem(code, error, path, methods) ?? dependencyProblem(error)
   if (problem?.code === 'unavailable' && !(error instanceof ProblemError)) {
     console.warn(JSON.stringify({ level: 'warn', request_id: requestId, path, message: 'dependency unavailable', error: (error as Error)?.message ?? String(error) }))
   }

@@ -12,6 +12,7 @@ export const PROBLEM_CATALOGUE = {
   tenant_suspended: { status: 403, title: 'Workspace suspended' },
   not_admitted: { status: 403, title: 'Not admitted' },
   not_found: { status: 404, title: 'Not found' },
+  method_not_allowed: { status: 405, title: 'Method not allowed' },
   conflict: { status: 409, title: 'Conflict' },
   idempotency_conflict: { status: 409, title: 'Idempotency key reused with a different request' },
   precondition_failed: { status: 412, title: 'Precondition failed' },

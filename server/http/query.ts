@@ -17,8 +17,11 @@ export function documentQuery(method: string, path: string, schema: TObject): vo
   ;(documented[path] ??= {})[method.toLowerCase()] = { query: schema }
 }
 
-/** The registered query schemas in the shape @elysiajs/openapi takes as `references`. */
-export const queryReferences = () => documented
+/** The registered query schemas, by Elysia path and lower-case method. */
+export const documentedQueries = (): Record<string, Record<string, TObject>> =>
+  Object.fromEntries(Object.entries(documented).map(([path, methods]) => [path, Object.fromEntries(Object.entries(methods).map(([m, v]) => [m, v.query]))]))
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 
 const isNumeric = (s: { [Kind]?: string; type?: unknown }) => s.type === 'integer' || s.type === 'number'
 
@@ -37,6 +40,9 @@ export function readQuery<T extends TObject>(schema: T, raw: Record<string, stri
     } else if ((prop as { type?: unknown }).type === 'boolean') {
       if (value !== 'true' && value !== 'false') malformed.push(name)
       else out[name] = value === 'true'
+    } else if ((prop as { format?: unknown }).format === 'uuid') {
+      if (!UUID.test(value)) malformed.push(name) // an id that is not a UUID does not convert, like a path id
+      else out[name] = value
     } else out[name] = value
   }
   if (malformed.length) throw new ProblemError('malformed', `The query value of ${malformed.join(', ')} is not of its declared type.`)

@@ -33,7 +33,9 @@ export const InlineNotifications = t.Optional(t.Array(InlineNotification, {
 /**
  * In the caller's transaction: validates (http URL, bad address -> 422 with pointer
  * /notifications/i/...), checks the principal may write notifications (else 403), and creates one
- * subscription per item, identical to POST /v1/task-notification-subscriptions. Call it before
+ * subscription per item, identical to POST /v1/task-notification-subscriptions (an item identical
+ * to an earlier one is that subscription, not a second). The task is being created in the caller's
+ * transaction, so it has neither ended nor needs looking up. Call it before
  * the task's other writes are relied on: its refusal throws, so the caller's transaction stores nothing.
  */
 export async function subscribeInline(tx: Tx, principal: Principal, input: {
@@ -48,6 +50,9 @@ export async function subscribeInline(tx: Tx, principal: Principal, input: {
   })
   if (errors.length) throw problems.schema(errors)
   const rows: SubscriptionRow[] = []
-  for (const i of inputs) rows.push(await createSubscription(tx, input.tenantId, i))
+  for (const i of inputs) {
+    const { row, created } = await createSubscription(tx, input.tenantId, i)
+    if (created) rows.push(row) // an item identical to an earlier one is that subscription
+  }
   return rows
 }

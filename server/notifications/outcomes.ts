@@ -8,6 +8,7 @@
 export const TASK_KINDS = [
   'generation_run', 'diff_run', 'document_ingestion', 'guideline_ingestion', 'structure_task',
   'question_set_publish', 'evaluation_run', 'report_generated', 'directive_review',
+  'billing_reconciliation',
 ] as const
 export type TaskKind = (typeof TASK_KINDS)[number]
 
@@ -68,6 +69,9 @@ export const OUTCOME_TABLE: readonly OutcomeRow[] = [
   bad('report_generated', 'failed', 'report_failed', 'report could not be generated'),
   ok('directive_review', 'a supersession from a directive needs review'),
   ok('directive_review', 'a confirmed supersession has no analog in the latest directive re-derive', 'no_analog'),
+  // Additive (the list grows): a billing reconciliation of an external invoice (docs/billing.md).
+  ok('billing_reconciliation', 'billing reconciliation completed, review the findings'),
+  bad('billing_reconciliation', 'failed', 'billing_reconciliation_failed', 'billing reconciliation failed: <reason>'),
 ]
 
 /** A reason or count as it may appear in a summary: one line, at most 200 characters. */

@@ -1,6 +1,8 @@
 /**
  * Task-notification subscriptions: create (standalone or inline on a task-creating request), read
- * one, list. Owns the `task_notification_subscriptions` table.
+ * one, list. Owns the `task_notification_subscriptions` table. A standalone subscription must name
+ * a task of its kind in the workspace; one made after its task ended gets the terminal notification
+ * at once (subscribeToTask); identical subscriptions converge.
  */
 import { Elysia } from 'elysia'
 import type { AppDeps } from '../deps'
@@ -15,6 +17,8 @@ import { PageOf } from '../../schemas/common'
 import { Subscription, SubscriptionCreate, SubscriptionListQuery, SubscriptionParams } from '../../schemas/notifications'
 import { TASK_KINDS, type TaskKind } from './outcomes'
 import { NOTIFICATIONS_READ, NOTIFICATIONS_WRITE } from './access'
+import { findTask, lockTask } from './tasks'
+import { notifyEndedTask } from '../../jobs/notify'
 
 /** A row of `task_notification_subscriptions`. */
 export interface SubscriptionRow {
@@ -84,14 +88,45 @@ export function checkTarget(input: SubscriptionInput, pointerBase = ''): void {
   if (errors.length) throw problems.schema(errors)
 }
 
-/** Creates one subscription in the caller's transaction (after checkTarget). */
-export async function createSubscription(tx: Tx, tenantId: string, input: SubscriptionInput): Promise<SubscriptionRow> {
+/**
+ * Creates one subscription in the caller's transaction (after checkTarget), or returns the existing
+ * identical one (same task, channel and target; email addresses compared without case) with
+ * `created: false`. Convergent under concurrency too (a unique index; a concurrent identical
+ * insert waits for the first to commit and then returns it).
+ */
+export async function createSubscription(tx: Tx, tenantId: string, input: SubscriptionInput): Promise<{ row: SubscriptionRow; created: boolean }> {
+  const email = input.channel === 'email' ? input.email!.address : null
+  const url = input.channel === 'webhook' ? input.webhook!.url : null
   const [row] = await tx<SubscriptionRow[]>`
     insert into task_notification_subscriptions (tenant_id, id, task_kind, task_id, channel, email_address, webhook_url)
-    values (${tenantId}, ${Bun.randomUUIDv7()}, ${input.taskKind}, ${input.taskId}, ${input.channel},
-            ${input.channel === 'email' ? input.email!.address : null}, ${input.channel === 'webhook' ? input.webhook!.url : null})
+    values (${tenantId}, ${Bun.randomUUIDv7()}, ${input.taskKind}, ${input.taskId}, ${input.channel}, ${email}, ${url})
+    on conflict (tenant_id, task_kind, task_id, channel, (coalesce(lower(email_address), webhook_url))) where not earlier_duplicate do nothing
     returning ${tx.unsafe(COLUMNS)}`
-  return row!
+  if (row) return { row, created: true }
+  const [existing] = await tx<SubscriptionRow[]>`
+    select ${tx.unsafe(COLUMNS)} from task_notification_subscriptions
+    where tenant_id = ${tenantId} and task_kind = ${input.taskKind} and task_id = ${input.taskId} and channel = ${input.channel}
+      and coalesce(lower(email_address), webhook_url) = ${email !== null ? email.toLowerCase() : url} and not earlier_duplicate`
+  if (!existing) throw new Error('an identical subscription conflicted but cannot be read')
+  return { row: existing, created: false }
+}
+
+/**
+ * The standalone subscribe (POST /v1/task-notification-subscriptions), in the caller's transaction:
+ * the task id must name a task of that kind in the workspace (else 422 naming /task_id); an
+ * identical subscription is the existing one; a new subscription to a task that has already ended
+ * gets the task's terminal notification enqueued at once. lockTask makes this and the task's end
+ * (finishTask) take turns, so a subscription racing the end gets exactly one notification.
+ */
+export async function subscribeToTask(tx: Tx, tenantId: string, input: SubscriptionInput): Promise<{ row: SubscriptionRow; created: boolean; deliveryId: string | null }> {
+  await lockTask(tx, tenantId, input.taskKind, input.taskId)
+  const task = await findTask(tx, tenantId, input.taskKind, input.taskId)
+  // A domain rule (the id is a well-formed UUID): 422 without errors[], the detail naming the field (Errors rule 1).
+  if (!task) throw problems.rule(`task_id names no ${input.taskKind} task of this workspace.`)
+  const { row, created } = await createSubscription(tx, tenantId, input)
+  if (!created || task.end === null) return { row, created, deliveryId: null }
+  const deliveryId = await notifyEndedTask(tx, { tenantId, taskKind: input.taskKind, taskId: input.taskId, subscriptionId: row.id, channel: row.channel, end: task.end })
+  return { row, created, deliveryId }
 }
 
 /** Reads one subscription of a workspace, or null (absent and foreign look the same). */
@@ -115,8 +150,8 @@ export function subscriptionRoutes(deps: AppDeps) {
       const result = await runIdempotent(
         { sql, tenantId, method: 'POST', path, body, key: idempotencyKeyOf(request) },
         async (tx) => {
-          const row = await createSubscription(tx, tenantId, input)
-          return { status: 201, body: renderSubscription(row), location: `/v1/task-notification-subscriptions/${row.id}` }
+          const { row, created } = await subscribeToTask(tx, tenantId, input)
+          return { status: created ? 201 : 200, body: renderSubscription(row), location: `/v1/task-notification-subscriptions/${row.id}` }
         },
       )
       return replyWith(set, result) as ReturnType<typeof renderSubscription>
@@ -125,8 +160,11 @@ export function subscriptionRoutes(deps: AppDeps) {
       body: SubscriptionCreate,
       detail: {
         summary: 'Subscribe to a task notification (email or signed https webhook)',
+        description: 'task_id must name a task of task_kind in this workspace (else 422 with pointer /task_id). '
+          + 'An identical subscription (same task, channel and target) returns the existing one with 200. '
+          + 'A new subscription to a task that has already ended gets its terminal notification at once.',
         tags: ['Notifications'],
-        responses: responses({ 201: Subscription }, [...BODY_PROBLEMS, 'idempotency_conflict', 'conflict']),
+        responses: responses({ 201: Subscription, 200: Subscription }, [...BODY_PROBLEMS, 'idempotency_conflict', 'conflict']),
       },
     })
     .get('/v1/task-notification-subscriptions', async ({ principal, query }) => {

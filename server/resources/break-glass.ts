@@ -224,13 +224,13 @@ export function breakGlassRoutes(deps: AppDeps) {
     .post('/v1/break-glass/requests/:requestId/approve', decide('approved'), {
       access: admins,
       params: BreakGlassParams,
-      body: t.Union([BreakGlassDecision, t.Null()]),
+      body: t.Optional(BreakGlassDecision),
       detail: { summary: 'Approve a requested operator access (admins, human-only)', tags: ['Break-glass'], responses: responses({ 200: BreakGlassRequest }, [...PATH_PROBLEMS, ...BODY_PROBLEMS, 'conflict']) },
     })
     .post('/v1/break-glass/requests/:requestId/deny', decide('denied'), {
       access: admins,
       params: BreakGlassParams,
-      body: t.Union([BreakGlassDecision, t.Null()]),
+      body: t.Optional(BreakGlassDecision),
       detail: { summary: 'Deny a requested operator access (admins, human-only)', tags: ['Break-glass'], responses: responses({ 200: BreakGlassRequest }, [...PATH_PROBLEMS, ...BODY_PROBLEMS, 'conflict']) },
     })
     .post('/v1/break-glass/requests/:requestId/revoke', async ({ principal, params }) => {

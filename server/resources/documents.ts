@@ -113,7 +113,7 @@ export function documentRoutes(deps: AppDeps) {
     }, {
       access: WRITE,
       params: DocumentParams,
-      body: t.Union([DocumentComplete, t.Null()]),
+      body: t.Optional(DocumentComplete),
       detail: {
         summary: 'Finalize an upload and begin ingestion (unit-of-work rate class)',
         tags: TAGS,
@@ -127,7 +127,7 @@ export function documentRoutes(deps: AppDeps) {
     }, {
       access: WRITE,
       params: DocumentParams,
-      body: t.Union([DocumentComplete, t.Null()]),
+      body: t.Optional(DocumentComplete),
       detail: {
         summary: 'Read a processed document again (unit-of-work rate class)',
         tags: TAGS,
@@ -208,7 +208,7 @@ export function documentRoutes(deps: AppDeps) {
       detail: {
         summary: 'Download the bytes of a document (streamed, as an attachment)',
         tags: TAGS,
-        responses: { ...responses({}, [...PATH_PROBLEMS, 'conflict']), 200: { description: 'The document bytes, with its content type', content: { 'application/octet-stream': { schema: { type: 'string', format: 'binary' } } } } },
+        responses: { ...responses({}, [...PATH_PROBLEMS, 'conflict']), 200: { description: 'The document bytes, in the content type declared at upload (text/plain, application/pdf, ...)', content: { '*/*': { schema: { type: 'string', format: 'binary' } } } } },
       },
     })
 }

@@ -16,12 +16,14 @@ import { cursorScope } from '../http/pagination'
 import { subscribeInline } from '../notifications/inline'
 import { appendCaseEvent } from '../events'
 import { enqueueJob } from '../../jobs/queue'
+import { budgetExceeded, budgetReached } from '../authoring/budgets'
 import { PageOf, ScenarioParams } from '../../schemas/common'
 import { CancelRequest, EvaluateRequest, Evaluation, EvaluationListQuery, EvaluationParams } from '../../schemas/evaluation'
 import { findScenario, type ScenarioRow } from './scenarios'
 import { findQuestionSet, findVersionById, newestPublishedVersion, type VersionRow } from '../question-sets/store'
 import { evaluationPath, findEvaluation, insertEvaluation, listEvaluations, markCaseEvaluating, renderEvaluation } from '../evaluation/store'
 import { endEvaluation, EVALUATION_RUN, statusEvent } from '../evaluation/run'
+import { checkQuestionCap, engineFor, readPolicy } from '../operator/evaluation-policy'
 
 /** Who may start and cancel evaluations. */
 export const EVALUATION_WRITE: AccessRule = { roles: CASE_WRITERS, scopes: ['scenarios:write'] }
@@ -66,9 +68,14 @@ export function evaluationRoutes(deps: AppDeps) {
         const scenario = await findScenario(tx, tenantId, params.scenarioId)
         if (!scenario) throw problems.notFound('scenario')
         const version = await pinVersion(tx, tenantId, scenario, input)
+        const policy = await readPolicy(tx, tenantId)
+        checkQuestionCap(policy, version.questions.length)
+        if (engineFor(policy, engine) === 'model' && (await budgetReached(tx, tenantId))) {
+          throw budgetExceeded("The workspace's cost budget is reached; a model-backed evaluation cannot start until an operator raises the budget.")
+        }
         await consumeRate(deps, tenantId, 'run', tx)
         const row = await insertEvaluation(tx, tenantId, {
-          scenarioId: scenario.id, questionSetId: version.question_set_id, versionId: version.id, engine, total: version.questions.length,
+          scenarioId: scenario.id, questionSetId: version.question_set_id, versionId: version.id, engine: engineFor(policy, engine), total: version.questions.length,
         })
         await subscribeInline(tx, principal, { tenantId, taskKind: 'evaluation_run', taskId: row.id, items: input?.notifications as never })
         await markCaseEvaluating(tx, tenantId, scenario.id)
@@ -80,11 +87,11 @@ export function evaluationRoutes(deps: AppDeps) {
     }, {
       access: EVALUATION_WRITE,
       params: ScenarioParams,
-      body: t.Union([EvaluateRequest, t.Null()]),
+      body: t.Optional(EvaluateRequest),
       detail: {
         summary: "Evaluate a case: 202 and an evaluation_run task pinned to the newest published version for the case's vertical (or the one named); 409 when none exists",
         tags: ['Evaluations'],
-        responses: responses({ 202: Evaluation }, [...PATH_PROBLEMS, ...BODY_PROBLEMS, ...RATE_PROBLEMS, 'conflict', 'idempotency_conflict']),
+        responses: responses({ 202: Evaluation }, [...PATH_PROBLEMS, ...BODY_PROBLEMS, ...RATE_PROBLEMS, 'budget_exceeded', 'conflict', 'idempotency_conflict']),
       },
     })
     .get('/v1/scenarios/:scenarioId/evaluations', async ({ principal, params, query }) => {
@@ -123,7 +130,7 @@ export function evaluationRoutes(deps: AppDeps) {
     }, {
       access: EVALUATION_WRITE,
       params: EvaluationParams,
-      body: t.Union([CancelRequest, t.Null()]),
+      body: t.Optional(CancelRequest),
       detail: {
         summary: 'Cancel a queued or running evaluation (ends it canceled: task.failed with evaluation_canceled); repeating it is harmless',
         tags: ['Evaluations'],

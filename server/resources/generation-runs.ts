@@ -146,7 +146,7 @@ export function generationRunRoutes(deps: AppDeps) {
     }, {
       access: QUESTION_SET_WRITE,
       params: RunParams,
-      body: t.Union([AcceptRequest, t.Null()]),
+      body: t.Optional(AcceptRequest),
       detail: {
         summary: 'Accept drafted questions (all, or the keys named, with edits) into a new draft version of the set',
         tags: TAGS,

@@ -21,6 +21,7 @@ import { Invitation, InvitationAccept, InvitationAccepted, InvitationCreate, Inv
 import { findTenant, renderTenant, type TenantRow } from './tenants'
 import { addMember, isEmail, renderUser } from './users'
 import { actorOf, appendAudit } from './audit'
+import { formatInZone, workspaceTimeZone } from '../local-time'
 
 /** How long an invitation can be accepted. */
 export const INVITATION_TTL_DAYS = 7
@@ -92,12 +93,12 @@ const actsAsOperator = (p: Principal, tenantId: string) =>
   p.kind === 'operator' || (p.kind === 'user' && p.operator && !(p.role === 'admin' && p.tenantId === tenantId))
 
 /** The invitation email: the token in the body (never in a URL of the API); a UI link carries it in a fragment. */
-function invitationMail(deps: AppDeps, tenant: TenantRow, row: InvitationRow, token: string) {
+function invitationMail(deps: AppDeps, tenant: TenantRow, row: InvitationRow, token: string, timeZone: string) {
   const ui = deps.config.uiBaseUrl ? `${deps.config.uiBaseUrl}/invitations/accept#token=${token}` : undefined
   const text = [
     `You are invited to join the workspace "${tenant.name}" as ${row.role}.`,
     '',
-    `Your acceptance token (single use, valid until ${row.expires_at.toISOString()}):`,
+    `Your acceptance token (single use, valid until ${formatInZone(row.expires_at, timeZone)}):`,
     '',
     token,
     '',
@@ -121,8 +122,10 @@ export function invitationRoutes(deps: AppDeps) {
     .use(accessControl(deps.authenticate))
     .post('/v1/tenants/:tenantId/invitations', async ({ principal, params, body, set }) => {
       if (!isEmail(body.email)) throw problems.schema([{ pointer: '/email', message: 'must be an email address' }])
+      // Without a role it is an admin invitation: the endpoint invites a workspace's first administrator.
+      const role: Role = body.role ?? 'admin'
       const tenant = await managedTenant(sql, principal, params.tenantId)
-      if (actsAsOperator(principal, tenant.id) && body.role !== 'admin') {
+      if (actsAsOperator(principal, tenant.id) && role !== 'admin') {
         throw problems.forbidden("Operators invite a workspace's administrators; its admins invite everyone else.")
       }
       const minted = mintToken()
@@ -133,7 +136,7 @@ export function invitationRoutes(deps: AppDeps) {
           where tenant_id = ${tenant.id} and lower(email) = lower(${body.email}) and status = 'pending' and expires_at <= now()`
         const [created] = await tx<InvitationRow[]>`
           insert into invitations (tenant_id, id, email, role, token_hash, expires_at, invited_by, mail_claimed_at)
-          values (${tenant.id}, ${Bun.randomUUIDv7()}, ${body.email}, ${body.role}, ${minted.hash},
+          values (${tenant.id}, ${Bun.randomUUIDv7()}, ${body.email}, ${role}, ${minted.hash},
                   now() + make_interval(days => ${INVITATION_TTL_DAYS}), ${tx.json(actorOf(principal) as never)}, now())
           on conflict (tenant_id, lower(email)) where status = 'pending' do nothing
           returning ${COLUMNS(tx)}`
@@ -145,7 +148,7 @@ export function invitationRoutes(deps: AppDeps) {
           select ${COLUMNS(tx)} from invitations
           where tenant_id = ${tenant.id} and lower(email) = lower(${body.email}) and status = 'pending'`
         if (!pending) throw problems.conflict('The invitation is being changed by another request; retry.')
-        if (pending.role !== body.role) {
+        if (pending.role !== role) {
           throw problems.conflict(`A pending invitation for this address has the role ${pending.role}; revoke it first to invite with another role.`)
         }
         // An earlier email that was never sent (its sender failed) is sent now, with a fresh token.
@@ -158,7 +161,7 @@ export function invitationRoutes(deps: AppDeps) {
       })
       if (outcome.send) {
         try {
-          await deps.mailer.send(invitationMail(deps, tenant, outcome.row, minted.token))
+          await deps.mailer.send(invitationMail(deps, tenant, outcome.row, minted.token, await workspaceTimeZone(sql, tenant.id)))
         } catch (e) {
           await sql`update invitations set mail_claimed_at = null where tenant_id = ${tenant.id} and id = ${outcome.row.id}`
           console.error(JSON.stringify({ level: 'error', message: 'invitation email failed', invitation_id: outcome.row.id, error: (e as Error).message }))
@@ -175,7 +178,8 @@ export function invitationRoutes(deps: AppDeps) {
       body: InvitationCreate,
       detail: {
         summary: 'Invite a person (operators: the first administrator; admins: anyone); human-only',
-        description: 'Convergent: at most one pending invitation per address; a repeat returns it (200) and sends no second email. '
+        description: 'Without `role` the invitation is for an admin. '
+          + 'Convergent: at most one pending invitation per address; a repeat returns it (200) and sends no second email. '
           + 'The invitee receives the single-use acceptance token by email; it is valid 7 days.',
         tags: ['Invitations'],
         responses: responses({ 201: Invitation, 200: Invitation }, [...PATH_PROBLEMS, ...BODY_PROBLEMS, 'conflict']),

@@ -149,7 +149,7 @@ export function questionGroupRoutes(deps: AppDeps) {
     }, {
       access: QUESTION_SET_WRITE,
       params: GuidelineParams,
-      body: t.Union([GuidelineComplete, t.Null()]),
+      body: t.Optional(GuidelineComplete),
       detail: {
         summary: 'Finalize a guideline upload and begin processing: a guideline_ingestion task (task_id = the guideline id)',
         tags: TAGS,
@@ -160,7 +160,7 @@ export function questionGroupRoutes(deps: AppDeps) {
       replyWith(set, await startIngestion(principal, tenantOf(principal), params, body, request, path, REINGESTABLE)) as Record<string, unknown>, {
       access: QUESTION_SET_WRITE,
       params: GuidelineParams,
-      body: t.Union([GuidelineComplete, t.Null()]),
+      body: t.Optional(GuidelineComplete),
       detail: { summary: 'Read a processed guideline again', tags: TAGS, responses: responses({ 202: Guideline }, [...BODY_PROBLEMS, ...PATH_PROBLEMS, ...RATE_PROBLEMS, 'conflict', 'idempotency_conflict']) },
     })
     .get('/v1/question-groups/:groupId/guidelines', async ({ principal, params, query }) => {

@@ -22,6 +22,7 @@ import {
   VersionListQuery, VersionParams, VersionWrite,
 } from '../../schemas/question-set'
 import { VERTICAL_KEYS } from './verticals'
+import { verticalForNew, verticalRule } from './tenant-settings'
 import {
   findQuestionSet, findVersion, ifMatchHolds, renderQuestionSet, renderVersion, selectQuestionSets, versionEtag,
   type QuestionSetRow, type VersionRow,
@@ -57,12 +58,13 @@ export function questionSetRoutes(deps: AppDeps) {
     .post('/v1/question-sets', async ({ principal, body, request, path, set }) => {
       const tenantId = tenantOf(principal)
       if (body.name.trim() === '') throw problems.rule('name must contain a non-whitespace character.')
-      if (body.vertical !== undefined && !VERTICAL_KEYS.includes(body.vertical)) {
-        throw problems.schema([{ pointer: '/vertical', message: `must be a key of GET /v1/verticals: ${VERTICAL_KEYS.join(', ')}` }])
+      if (typeof body.vertical === 'string' && !VERTICAL_KEYS.includes(body.vertical)) {
+        throw problems.schema([{ pointer: '/vertical', message: verticalRule() }])
       }
       const result = await runIdempotent({ sql, tenantId, method: 'POST', path, body, key: idempotencyKeyOf(request) }, async (tx) => {
         const id = Bun.randomUUIDv7()
-        await tx`insert into question_sets (tenant_id, id, name, vertical) values (${tenantId}, ${id}, ${body.name}, ${body.vertical ?? null})`
+        const vertical = await verticalForNew(tx, tenantId, body.vertical)
+        await tx`insert into question_sets (tenant_id, id, name, vertical) values (${tenantId}, ${id}, ${body.name}, ${vertical})`
         return { status: 201, body: renderQuestionSet((await findQuestionSet(tx, tenantId, id))!), location: `/v1/question-sets/${id}` }
       })
       return replyWith(set, result) as ReturnType<typeof renderQuestionSet>
@@ -210,7 +212,7 @@ export function questionSetRoutes(deps: AppDeps) {
     }, {
       access: QUESTION_SET_WRITE,
       params: VersionParams,
-      body: t.Union([PublishRequest, t.Null()]),
+      body: t.Optional(PublishRequest),
       detail: {
         summary: 'Publish a version: 202 and a question_set_publish task whose task_id is the version id',
         tags: ['Question sets'],

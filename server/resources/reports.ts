@@ -44,7 +44,7 @@ export function reportRoutes(deps: AppDeps) {
     }, {
       access: EVALUATION_WRITE,
       params: ScenarioParams,
-      body: t.Union([ReportCreate, t.Null()]),
+      body: t.Optional(ReportCreate),
       detail: {
         summary: "Generate a PDF findings report of the case's latest succeeded evaluation (or the one named): 202 and a report_generated task",
         tags: ['Reports'],

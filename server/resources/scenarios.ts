@@ -11,6 +11,7 @@ import { idempotencyKeyOf, runIdempotent, replyWith } from '../http/idempotency'
 import { ScenarioParams, PageOf } from '../../schemas/common'
 import { Scenario, ScenarioCreate, ScenarioListQuery } from '../../schemas/scenario'
 import { VERTICAL_KEYS } from './verticals'
+import { verticalForNew, verticalRule } from './tenant-settings'
 import { BODY_PROBLEMS, LIST_PROBLEMS, PATH_PROBLEMS, responses } from '../http/docs'
 import { cursorScope } from '../http/pagination'
 
@@ -57,15 +58,16 @@ export function scenarioRoutes(deps: AppDeps) {
     .post('/v1/scenarios', async ({ principal, body, request, path, set }) => {
       const tenantId = tenantOf(principal)
       if (body.name.trim() === '') throw problems.rule('name must contain a non-whitespace character.')
-      if (body.vertical !== undefined && !VERTICAL_KEYS.includes(body.vertical)) {
-        throw problems.schema([{ pointer: '/vertical', message: `must be a key of GET /v1/verticals: ${VERTICAL_KEYS.join(', ')}` }])
+      if (typeof body.vertical === 'string' && !VERTICAL_KEYS.includes(body.vertical)) {
+        throw problems.schema([{ pointer: '/vertical', message: verticalRule() }])
       }
       const result = await runIdempotent(
         { sql, tenantId, method: 'POST', path, body, key: idempotencyKeyOf(request) },
         async (tx) => {
+          const vertical = await verticalForNew(tx, tenantId, body.vertical)
           const [row] = await tx<ScenarioRow[]>`
             insert into scenarios (tenant_id, id, name, external_ref, vertical)
-            values (${tenantId}, ${Bun.randomUUIDv7()}, ${body.name}, ${body.external_ref ?? null}, ${body.vertical ?? null})
+            values (${tenantId}, ${Bun.randomUUIDv7()}, ${body.name}, ${body.external_ref ?? null}, ${vertical})
             returning id, name, external_ref, status, vertical, created_at, updated_at`
           return { status: 201, body: renderScenario(row!), location: `/v1/scenarios/${row!.id}` }
         },

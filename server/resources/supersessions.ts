@@ -65,13 +65,13 @@ export function supersessionRoutes(deps: AppDeps) {
     .post('/v1/scenarios/:scenarioId/supersessions/:supersessionId/confirm', decide('confirmed'), {
       access: DECIDE,
       params: SupersessionParams,
-      body: t.Union([SupersessionDecision, t.Null()]),
+      body: t.Optional(SupersessionDecision),
       detail: { summary: 'Confirm a supersession (human-only: API keys are refused)', tags: TAGS, responses: responses({ 200: Supersession }, [...PATH_PROBLEMS, ...BODY_PROBLEMS, 'conflict']) },
     })
     .post('/v1/scenarios/:scenarioId/supersessions/:supersessionId/dismiss', decide('dismissed'), {
       access: DECIDE,
       params: SupersessionParams,
-      body: t.Union([SupersessionDecision, t.Null()]),
+      body: t.Optional(SupersessionDecision),
       detail: { summary: 'Dismiss a supersession (human-only: API keys are refused)', tags: TAGS, responses: responses({ 200: Supersession }, [...PATH_PROBLEMS, ...BODY_PROBLEMS, 'conflict']) },
     })
 }

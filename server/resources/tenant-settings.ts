@@ -12,6 +12,7 @@ import { problems, type FieldError } from '../http/problem'
 import { BODY_PROBLEMS, responses } from '../http/docs'
 import { TenantSettings, TenantSettingsInput } from '../../schemas/tenant-settings'
 import { actorOf, appendAudit } from './audit'
+import { VERTICAL_KEYS } from './verticals'
 
 /** At most this many allow-listed embed origins (after de-duplication). */
 export const EMBED_ORIGINS_MAX = 50
@@ -80,20 +81,27 @@ export function validateSettings(input: Static<typeof TenantSettingsInput>) {
   }
   const timeZone = input.time_zone ?? null
   if (timeZone !== null && !isTimeZone(timeZone)) errors.push({ pointer: '/time_zone', message: 'must be an IANA time zone name such as Europe/Berlin' })
+  const vertical = input.vertical ?? null
+  if (vertical !== null && !VERTICAL_KEYS.includes(vertical)) errors.push({ pointer: '/vertical', message: verticalRule() })
   if (errors.length) throw problems.schema(errors)
   return {
     embed_allowed_origins: origins,
     time_zone: timeZone,
     notification_retention_days: input.notification_retention_days ?? null,
     break_glass_require_tenant_approval: input.break_glass_require_tenant_approval ?? false,
+    vertical,
   }
 }
+
+/** The message of a vertical that is not a catalog key (the same wherever a vertical is written). */
+export const verticalRule = () => `must be a key of GET /v1/verticals: ${VERTICAL_KEYS.join(', ')}`
 
 interface SettingsRow {
   embed_allowed_origins: string[]
   time_zone: string | null
   notification_retention_days: number | null
   break_glass_require_tenant_approval: boolean
+  vertical: string | null
 }
 
 const render = (row: SettingsRow | undefined): TenantSettingsDoc => ({
@@ -101,14 +109,26 @@ const render = (row: SettingsRow | undefined): TenantSettingsDoc => ({
   time_zone: row?.time_zone ?? 'UTC',
   notification_retention_days: row?.notification_retention_days ?? NOTIFICATION_RETENTION_DEFAULT_DAYS,
   break_glass_require_tenant_approval: row?.break_glass_require_tenant_approval ?? false,
+  ...(row?.vertical ? { vertical: row.vertical } : {}),
 })
 
 /** The settings in force for a workspace (defaults when it never saved any). */
 export async function readTenantSettings(sql: Tx, tenantId: string): Promise<TenantSettingsDoc> {
   const [row] = await sql<SettingsRow[]>`
-    select embed_allowed_origins, time_zone, notification_retention_days, break_glass_require_tenant_approval
+    select embed_allowed_origins, time_zone, notification_retention_days, break_glass_require_tenant_approval, vertical
     from tenant_settings where tenant_id = ${tenantId}`
   return render(row)
+}
+
+/**
+ * The vertical a new case or question set is bound to: the one its body names (null names the
+ * shipped default), else the workspace's default binding as it stands now (copied, not followed
+ * later). Null means the shipped default.
+ */
+export async function verticalForNew(sql: Tx, tenantId: string, named: string | null | undefined): Promise<string | null> {
+  if (named !== undefined) return named
+  const [row] = await sql<{ vertical: string | null }[]>`select vertical from tenant_settings where tenant_id = ${tenantId}`
+  return row?.vertical ?? null
 }
 
 /** GET and PUT /v1/tenant-settings. */
@@ -127,15 +147,16 @@ export function tenantSettingsRoutes(deps: AppDeps) {
         await tx`select 1 from tenants where id = ${tenantId} for no key update`
         const before = await readTenantSettings(tx, tenantId)
         const [row] = await tx<SettingsRow[]>`
-          insert into tenant_settings (tenant_id, embed_allowed_origins, time_zone, notification_retention_days, break_glass_require_tenant_approval)
-          values (${tenantId}, ${next.embed_allowed_origins}, ${next.time_zone}, ${next.notification_retention_days}, ${next.break_glass_require_tenant_approval})
+          insert into tenant_settings (tenant_id, embed_allowed_origins, time_zone, notification_retention_days, break_glass_require_tenant_approval, vertical)
+          values (${tenantId}, ${next.embed_allowed_origins}, ${next.time_zone}, ${next.notification_retention_days}, ${next.break_glass_require_tenant_approval}, ${next.vertical})
           on conflict (tenant_id) do update set
             embed_allowed_origins = excluded.embed_allowed_origins,
             time_zone = excluded.time_zone,
             notification_retention_days = excluded.notification_retention_days,
             break_glass_require_tenant_approval = excluded.break_glass_require_tenant_approval,
+            vertical = excluded.vertical,
             updated_at = now()
-          returning embed_allowed_origins, time_zone, notification_retention_days, break_glass_require_tenant_approval`
+          returning embed_allowed_origins, time_zone, notification_retention_days, break_glass_require_tenant_approval, vertical`
         const after = render(row)
         await appendAudit(tx, tenantId, 'tenant.settings.updated', actorOf(principal), { before, after })
         return after

@@ -76,6 +76,12 @@ export function uploadRoutes(deps: AppDeps) {
       detail: {
         summary: 'Upload the bytes of a document to its presigned URL (no Authorization header)',
         tags: ['Documents'],
+        description: 'The URL comes from the `upload` member of the document (or guideline source) creation, query included; send its `headers` and exactly `size_bytes` bytes.',
+        parameters: [
+          { name: 'expires', in: 'query', required: true, description: 'Unix time in seconds after which the URL is refused.', schema: { type: 'integer' } },
+          { name: 'signature', in: 'query', required: true, description: 'The URL signature (the credential of this request).', schema: { type: 'string' } },
+        ],
+        requestBody: { required: true, description: 'The raw bytes of the file, of the content type and size declared at creation.', content: { 'application/octet-stream': { schema: { type: 'string', format: 'binary' } } } },
         responses: responses({ 204: null }, ['forbidden', 'payload_too_large', 'validation', 'malformed']),
       },
     })

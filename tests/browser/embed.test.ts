@@ -261,6 +261,51 @@ describe('the embedded frame', () => {
   })
 })
 
+describe("the workspace's time zone", () => {
+  test('times are shown in the workspace time_zone (Asia/Tokyo), not the reader\'s zone (America/New_York); the zone is named once', async () => {
+    // A workspace of the main app bound to Tokyo, read by a browser that lives in New York.
+    const { app } = main
+    const t = await app.tenant()
+    const mintKey = await app.apiKey(t.id, ['embed:mint'])
+    const writeKey = await app.apiKey(t.id, ['scenarios:write', 'settings:write'])
+    await app.member(t.id, `reader-${t.slug}`, 'viewer', 'reader@example.test')
+    const put = await call(app.url, 'PUT', '/v1/tenant-settings', { token: writeKey, body: { embed_allowed_origins: [host.origin], time_zone: 'Asia/Tokyo' } })
+    expect(put.status).toBe(200)
+    const tokyo: Service = { app, proxy: main.proxy, slug: t.slug, tenantId: t.id, mintKey, writeKey, frameUrl: `${main.proxy.origin}/embed/${t.slug}` }
+    const sc = await newCase(tokyo, 'Tokyo branch case')
+    const { doc } = await uploadAndComplete(app, writeKey, sc, textFile('tokyo.txt', 'Tokyo branch letter.\n'))
+    await settled(app, writeKey, sc, doc.id)
+    const createdAt = (await call(app.url, 'GET', `/v1/scenarios/${sc}/documents/${doc.id}`, { token: writeKey })).body.created_at as string
+    expect(createdAt).toEndWith('Z') // the API stays UTC
+
+    const reader = await launchBrowser({ timezoneId: 'America/New_York', locale: 'en-GB' })
+    try {
+      const page = await reader.context.newPage()
+      await page.goto(host.origin + '/')
+      await page.evaluate(([url, h]) => (window as any).openFrame(url, h), [tokyo.frameUrl, await mint(tokyo, sc)] as const)
+      const frame = page.frames().find((f) => f.url().startsWith(tokyo.frameUrl))!
+      await frame.waitForSelector('[data-state="ready"]')
+      expect(await frame.evaluate(() => Intl.DateTimeFormat().resolvedOptions().timeZone)).toBe('America/New_York')
+      expect(await frame.getAttribute('.zone', 'data-time-zone')).toBe('Asia/Tokyo')
+      expect(await frame.textContent('.zone')).toBe('Times in Asia/Tokyo')
+      const shown = (await frame.textContent(`[data-when="${doc.id}"]`))!
+      // en-GB medium date and short 24-hour time: Tokyo is UTC+9 all year.
+      const local = new Date(Date.parse(createdAt) + 9 * 3_600_000)
+      const hhmm = local.toISOString().slice(11, 16)
+      // (the month's abbreviation depends on the ICU version: "Sep" or "Sept")
+      expect(shown.replace(/\s+/g, ' ')).toMatch(new RegExp(`(^|\\D)${local.getUTCDate()} \\p{L}+ ${local.getUTCFullYear()}, ${hhmm}$`, 'u'))
+      // Not the reader's own zone, and not UTC.
+      const inReaderZone = await frame.evaluate((iso) => new Date(iso).toLocaleString('en-GB', { timeStyle: 'short' }), createdAt)
+      expect(inReaderZone).not.toBe(hhmm)
+      expect(shown).not.toContain(inReaderZone)
+      expect(shown).not.toContain(createdAt.slice(11, 16))
+      await page.close()
+    } finally {
+      await reader.close()
+    }
+  })
+})
+
 describe('frame messages', () => {
   test('unknown svc value: unsupported_version at most three times before pinning, then silence', async () => {
     const { page } = await open(main)

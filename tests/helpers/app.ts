@@ -67,7 +67,7 @@ export async function startApp(options: StartOptions = {}): Promise<TestApp> {
   const deps = wireDeps(config, db)
   const app = createApp(deps)
   options.extend?.(app)
-  app.listen({ port: 0, hostname: '127.0.0.1', maxRequestBodySize: SERVER_BODY_LIMIT })
+  app.listen({ port: config.port, hostname: '127.0.0.1', maxRequestBodySize: SERVER_BODY_LIMIT })
   const url = `http://127.0.0.1:${app.server!.port}`
   const runner = options.runner === false ? undefined : startRunner(deps, { pollMs: 20, drainTimeoutMs: 5_000, ...options.runner })
   return {

@@ -14,10 +14,11 @@ export const CHROMIUM = '/usr/bin/chromium'
 /** A browser with its own profile directory; close() removes both. */
 export interface TestBrowser { context: BrowserContext; close(): Promise<void> }
 
-/** Launches Chromium with a fresh --user-data-dir. */
-export async function launchBrowser(): Promise<TestBrowser> {
+/** Launches Chromium with a fresh --user-data-dir; `reader` emulates the reader's time zone and locale. */
+export async function launchBrowser(reader: { timezoneId?: string; locale?: string } = {}): Promise<TestBrowser> {
   const profile = mkdtempSync(join(tmpdir(), 'svc-chromium-'))
   const context = await chromium.launchPersistentContext(profile, {
+    ...reader,
     executablePath: CHROMIUM,
     headless: true,
     ignoreHTTPSErrors: true,

@@ -54,6 +54,7 @@ describe('decision review and override (human-only)', () => {
     const r = await review(users.reviewer!.token, { outcome: 'refer', reason: 'Revenue is seasonal; refer to a senior underwriter.' })
     expect(r.status).toBe(200)
     expect(r.body).toEqual({
+      id: expect.stringMatching(/^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[0-9a-f]{4}-[0-9a-f]{12}$/),
       evaluation_id: evaluationId,
       outcome: 'decline',
       reasons: [expect.objectContaining({ question_key: 'annual_revenue', effect: 'decline' })],
@@ -99,6 +100,22 @@ describe('decision review and override (human-only)', () => {
     expect(problemOf(none).type).toBe('urn:svc:error:conflict')
     const absent = await call(app.url, 'POST', `/v1/scenarios/${crypto.randomUUID()}/decision/review`, { token: users.reviewer!.token, body: { outcome: 'approve', reason: 'x' } })
     expect(absent.status).toBe(404)
+  })
+
+  test('the decision has an id: the same on every read and after reviews; another evaluation has another (issue 16, item 7)', async () => {
+    const read = async (query = '') => (await call(app.url, 'GET', `/v1/scenarios/${scenarioId}/decision${query}`, { token: key })).body
+    const first = await read()
+    expect(first.id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[0-9a-f]{4}-[0-9a-f]{12}$/)
+    expect((await read()).id).toBe(first.id)
+    const reviewed = await review(users.admin!.token, { outcome: 'approve', reason: 'Checked by hand.' })
+    expect(reviewed.body.id).toBe(first.id)
+    expect(reviewed.body.override.id).not.toBe(first.id)
+    const e = await call(app.url, 'POST', `/v1/scenarios/${scenarioId}/evaluate`, { token: key })
+    await evaluationEnded(app, key, scenarioId, e.body.id)
+    const latest = await read()
+    expect(latest.evaluation_id).toBe(e.body.id)
+    expect(latest.id).not.toBe(first.id)
+    expect((await read(`?evaluation_id=${evaluationId}`)).id).toBe(first.id)
   })
 
   test('the review surface is documented as human-only for reviewers and admins', async () => {

@@ -69,4 +69,41 @@ describe('diff runs', () => {
     expect(problemOf(await call(app.url, 'POST', `/v1/question-sets/${otherSet.id}/diff-runs`, { token: key, body: { guideline_id: changed.id, base_version_id: base.id } })).detail).toContain('base_version_id')
     expect(problemOf(await call(app.url, 'POST', `/v1/question-sets/${set.id}/diff-runs`, { token: key, body: { guideline_id: crypto.randomUUID(), base_version_id: base.id } })).type).toBe('urn:svc:error:validation')
   })
+
+  test('an obligation replaced in place by an unrelated one: removed + added, the old key never on the new question', async () => {
+    const before = 'Annual revenue must be at least USD 1,000,000.\n\nThe applicant must not have a prior bankruptcy.\n\nThe borrower should have at least 3 years in business.\n'
+    const after = 'Annual revenue must be at least USD 1,200,000.\n\nThe loan-to-value ratio must not exceed 80%.\n\nBorrowers must have at least 5 years in business.\n'
+    const group = await createGroup(app, key)
+    const old = await readyGuideline(app, key, group.id, guidelineText(before, 'policy.txt'))
+    const set = await createSet(app, key)
+    const run = await runReaches(app, key, set.id, (await call(app.url, 'POST', `/v1/question-sets/${set.id}/generate`, { token: key, body: { guideline_ids: [old.id] } })).body.id)
+    const draft = await call(app.url, 'POST', `/v1/question-sets/${set.id}/generation-runs/${run.id}/accept`, { token: key, body: {} })
+    expect(draft.body.questions.map((q: any) => q.key)).toEqual(['annual_revenue', 'prior_bankruptcy', 'years_in_business'])
+    const base = await publishVersion(app, key, set.id, draft.body.questions)
+    const changed = await readyGuideline(app, key, group.id, guidelineText(after, 'policy-v2.txt'), { replaces_guideline_id: old.id })
+    const r = await call(app.url, 'POST', `/v1/question-sets/${set.id}/diff-runs`, { token: key, body: { guideline_id: changed.id, base_version_id: base.id } })
+    expect(r.status).toBe(202)
+    let done: any
+    for (let i = 0; i < 500; i++) {
+      done = (await call(app.url, 'GET', `/v1/question-sets/${set.id}/diff-runs/${r.body.id}`, { token: key })).body
+      if (done.status !== 'queued' && done.status !== 'running') break
+      await Bun.sleep(20)
+    }
+    expect(done.status).toBe('succeeded')
+    expect(done.summary).toEqual({ blocks_added: 1, blocks_removed: 1, blocks_changed: 2, blocks_unchanged: 0 })
+    expect(done.block_changes.map((c: any) => [c.change, c.old_text ?? null, c.new_text ?? null])).toEqual([
+      ['changed', 'Annual revenue must be at least USD 1,000,000.', 'Annual revenue must be at least USD 1,200,000.'],
+      ['removed', 'The applicant must not have a prior bankruptcy.', null],
+      ['added', null, 'The loan-to-value ratio must not exceed 80%.'],
+      ['changed', 'The borrower should have at least 3 years in business.', 'Borrowers must have at least 5 years in business.'],
+    ])
+    expect(done.proposals.map((p: any) => [p.action, p.question_key, p.question?.fact_path ?? null])).toEqual([
+      ['change', 'annual_revenue', 'annual_revenue'],
+      ['remove', 'prior_bankruptcy', null],
+      ['add', 'loan_to_value_ratio', 'loan_to_value_ratio'],
+      ['change', 'years_in_business', 'years_in_business'],
+    ])
+    const byKey = Object.fromEntries(done.proposals.map((p: any) => [p.question_key, p]))
+    expect(byKey.years_in_business).toMatchObject({ previous: { accept: 'value >= 3' }, question: { accept: 'value >= 5', text: 'How many years has the borrower been in business?' } })
+  })
 })

@@ -165,6 +165,7 @@ describe('POST /v1/embed/sessions', () => {
     expect(r.body.session).toMatch(/^[A-Za-z0-9_-]{43}$/)
     expect(r.body.scenario_id).toBe(caseA)
     expect(r.body.expires_in).toBe(1800)
+    expect(r.body.time_zone).toBe('UTC') // the workspace's zone for the frame's times (no setting: UTC)
     const ttl = Date.parse(r.body.expires_at) - before
     expect(ttl).toBeGreaterThan(1795_000)
     expect(ttl).toBeLessThan(1805_000)

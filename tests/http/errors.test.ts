@@ -149,10 +149,10 @@ describe('headers', () => {
     }
   })
 
-  test('the catalogue covers every row of the spec Errors table', () => {
+  test('the catalogue covers every row of the spec Errors table (plus method_not_allowed, 405 with Allow)', () => {
     expect(Object.keys(PROBLEM_CATALOGUE).sort()).toEqual([
       'budget_exceeded', 'conflict', 'forbidden', 'idempotency_conflict', 'internal', 'invalid_cursor', 'malformed',
-      'not_admitted', 'not_found', 'payload_too_large', 'precondition_failed', 'rate_limited', 'tenant_suspended',
+      'method_not_allowed', 'not_admitted', 'not_found', 'payload_too_large', 'precondition_failed', 'rate_limited', 'tenant_suspended',
       'unauthorized', 'unavailable', 'unsupported_media_type', 'validation',
     ])
     expect(PROBLEM_CATALOGUE.tenant_suspended.status).toBe(403)

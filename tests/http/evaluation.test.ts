@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, test, setDefaultTimeout } from '
 import { call, problemOf, startApp, type TestApp } from '../helpers/app'
 import { allBlocks } from '../helpers/samples'
 import {
-  caseWith, DEFAULT_FACTS, EMAIL_ME, envelopesOf, evaluationEnded, PACK_QUESTIONS, packFiles, publishedSet,
+  caseWith, DEFAULT_FACTS, EMAIL_ME, envelopesOf, evaluationEnded, PACK_QUESTIONS, packFiles, publishedSet, publishVersion,
 } from '../helpers/underwriting-pack'
 
 // The preload's default timeout reaches only the first file of a multi-file run (bun 1.4): set it here too.
@@ -89,7 +89,7 @@ describe('evaluation with the built-in engine', () => {
     }
 
     const decision = await call(app.url, 'GET', `/v1/scenarios/${scenario.id}/decision`, { token: key })
-    expect(decision.body).toEqual({ evaluation_id: r.body.id, outcome: 'approve', reasons: [], computed_at: expect.any(String), final_outcome: 'approve' })
+    expect(decision.body).toEqual({ id: expect.any(String), evaluation_id: r.body.id, outcome: 'approve', reasons: [], computed_at: expect.any(String), final_outcome: 'approve' })
 
     const events = await app.sql<{ type: string; data: any }[]>`
       select type, data from case_events where scenario_id = ${scenario.id} and type = 'evaluation.status' order by seq`
@@ -169,6 +169,30 @@ describe('evaluation with the built-in engine', () => {
     // A case of the mortgage vertical pins the mortgage set.
     const m = await call(app.url, 'POST', '/v1/scenarios', { token: key, body: { name: 'home', vertical: 'mortgage' } })
     expect((await evaluate(key, m.body.id)).status).toBe(202)
+  })
+
+  test("a workspace's default vertical: a case and a question set created without one follow it, and evaluate pins that vertical's newest published version", async () => {
+    const { tenant, key } = await workspace()
+    const settingsKey = await app.apiKey(tenant.id, ['settings:write'])
+    const bind = async (body: object) => expect((await call(app.url, 'PUT', '/v1/tenant-settings', { token: settingsKey, body })).status).toBe(200)
+    const shipped = await publishedSet(app, key, PACK_QUESTIONS, { name: 'general' })
+    await bind({ vertical: 'mortgage' })
+    const mortgage = await publishedSet(app, key, PACK_QUESTIONS, { name: 'home loans' })
+    expect(mortgage.set.vertical).toBe('mortgage')
+    const { scenario } = await caseWith(app, key, [])
+    expect(scenario.vertical).toBe('mortgage')
+    const e = await evaluate(key, scenario.id)
+    expect(e.status).toBe(202)
+    expect(e.body).toMatchObject({ question_set_id: mortgage.set.id, question_set_version_id: mortgage.version.id })
+    // A newer published version of the mortgage set is the one a later evaluation pins.
+    const v2 = await publishVersion(app, key, mortgage.set.id, PACK_QUESTIONS.slice(0, 3))
+    await evaluationEnded(app, key, scenario.id, e.body.id)
+    expect((await evaluate(key, scenario.id)).body).toMatchObject({ question_set_id: mortgage.set.id, question_set_version_id: v2.id })
+    // Back on the shipped default, a new case pins the general set; the earlier case keeps its vertical.
+    await bind({})
+    const { scenario: general } = await caseWith(app, key, [])
+    expect('vertical' in general).toBe(false)
+    expect((await evaluate(key, general.id)).body).toMatchObject({ question_set_id: shipped.set.id, question_set_version_id: shipped.version.id })
   })
 
   test('evaluate is idempotent with Idempotency-Key: the same evaluation, one job', async () => {

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from 'bun:test'
 import { call, problemOf, startApp, type TestApp } from '../helpers/app'
-import { caseWith, evaluationEnded, packFiles } from '../helpers/underwriting-pack'
+import { caseWith, evaluationEnded, packFiles, publishVersion } from '../helpers/underwriting-pack'
 import {
-  createGroup, createSet, deliveriesOf, EMAIL, guidelineDocx, guidelinePdf, OBLIGATIONS, readyGuideline, runReaches,
+  createGroup, createSet, deliveriesOf, EMAIL, guidelineDocx, guidelinePdf, guidelineText, OBLIGATIONS, readyGuideline, runReaches,
 } from '../helpers/authoring'
 
 setDefaultTimeout(60_000)
@@ -81,6 +81,36 @@ describe('built-in generation', () => {
       expect(d.payload.links.resource).toEndWith(`/v1/question-sets/${set.id}/generation-runs/${run.id}`)
     })
   }
+
+  test('quantities: the measured attribute is the fact and the question, and a case stating it is answered from it', async () => {
+    const lines = [
+      'The borrower should have at least 3 years in business.',
+      'The borrower must have a minimum FICO of 680.',
+      'Borrowers must have no more than 2 late payments in the last 12 months.',
+      'The borrower should have a DSCR of at least 1.25.',
+    ]
+    const g = await readyGuideline(app, key, group.id, guidelineText(lines.join('\n\n'), 'quantities.txt'))
+    const set = await createSet(app, key)
+    const run = await runReaches(app, readKey, set.id, (await generate(set.id, { guideline_ids: [g.id] })).body.id)
+    expect(run.status).toBe('succeeded')
+    expect(run.drafted_questions.map((d: any) => [d.key, d.fact_path, d.text, d.accept])).toEqual([
+      ['years_in_business', 'years_in_business', 'How many years has the borrower been in business?', 'value >= 3'],
+      ['fico', 'fico', "What is the borrower's FICO?", 'value >= 680'],
+      ['late_payments', 'late_payments', 'How many late payments does the borrower have in the last 12 months?', 'value <= 2'],
+      ['dscr', 'dscr', "What is the borrower's DSCR?", 'value >= 1.25'],
+    ])
+    const accepted = await call(app.url, 'POST', `/v1/question-sets/${set.id}/generation-runs/${run.id}/accept`, { token: key, body: {} })
+    await publishVersion(app, key, set.id, accepted.body.questions)
+    const application = { filename: 'application.txt', contentType: 'text/plain', bytes: new TextEncoder().encode('Years in business: 7\nFICO: 712\nLate payments: 1\nDSCR: 1.41\n') }
+    const { scenario } = await caseWith(app, key, [application as any])
+    const e = await call(app.url, 'POST', `/v1/scenarios/${scenario.id}/evaluate`, { token: key, body: { question_set_id: set.id } })
+    expect((await evaluationEnded(app, key, scenario.id, e.body.id)).status).toBe('succeeded')
+    const answers = (await call(app.url, 'GET', `/v1/scenarios/${scenario.id}/answers`, { token: key })).body.items
+    expect(Object.fromEntries(answers.map((a: any) => [a.question_key, [a.status, a.value]]))).toEqual({
+      years_in_business: ['answered', '7'], fico: ['answered', '712'], late_payments: ['answered', '1'], dscr: ['answered', '1.41'],
+    })
+    expect((await call(app.url, 'GET', `/v1/scenarios/${scenario.id}/decision`, { token: key })).body.outcome).toBe('approve')
+  })
 
   test('two guidelines: keys stay unique across them; list shows the runs; replays keep one run', async () => {
     const set = await createSet(app, key)

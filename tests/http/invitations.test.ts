@@ -91,10 +91,43 @@ describe('creating invitations', () => {
     expect(JSON.stringify(r.body)).not.toContain(token)
   })
 
+  test("the email states the token's expiry in the workspace's time_zone (the record keeps UTC)", async () => {
+    const t = await app.tenant()
+    await app.sql`insert into tenant_settings (tenant_id, time_zone) values (${t.id}, 'Asia/Tokyo')`
+    const email = `zone.${crypto.randomUUID().slice(0, 6)}@example.test`
+    const r = await invite(t.id, { email, role: 'admin' })
+    expect(r.body.expires_at).toEndWith('Z')
+    const tokyo = new Date(Date.parse(r.body.expires_at) + 9 * 3_600_000).toISOString() // Japan keeps UTC+9 all year
+    const [mail] = mailsTo(email)
+    expect(mail!.text).toContain(`valid until ${tokyo.slice(0, 10)} ${tokyo.slice(11, 19)} GMT+09:00 (Asia/Tokyo)`)
+    expect(mail!.text).not.toContain(r.body.expires_at.slice(11, 19))
+  })
+
   test('a bad address is 422 with a pointer; an unknown role is 422 with a pointer', async () => {
     const t = await app.tenant()
     expect(problemOf(await invite(t.id, { email: 'not-an-address', role: 'admin' })).errors).toEqual([{ pointer: '/email', message: 'must be an email address' }])
     expect(problemOf(await invite(t.id, { email: 'a@example.test', role: 'owner' })).errors?.[0]?.pointer).toBe('/role')
+  })
+
+  test('without a role it is an admin invitation, from an operator or a workspace admin; a repeat converges (issue 16, item 10)', async () => {
+    const t = await app.tenant()
+    const email = `first.admin.${crypto.randomUUID().slice(0, 6)}@example.test`
+    const first = await invite(t.id, { email })
+    expect(first.status).toBe(201)
+    expect(first.body).toMatchObject({ email, role: 'admin', status: 'pending' })
+    const again = await invite(t.id, { email })
+    expect(again.status).toBe(200)
+    expect(again.body.id).toBe(first.body.id)
+    expect((await invite(t.id, { email, role: 'admin' })).body.id).toBe(first.body.id)
+    expect(mailsTo(email)).toHaveLength(1)
+    // Accepted, the invitee is an admin.
+    const jwt = await issuer.token(`first-admin-${first.body.id}`)
+    const accepted = await call(app.url, 'POST', '/v1/invitations/accept', { token: jwt, body: { token: tokenIn(mailsTo(email)[0]!.text)! } })
+    expect(accepted.body.user).toMatchObject({ email, role: 'admin', status: 'active' })
+    // A workspace admin's invitation without a role is an admin invitation too.
+    const colleague = await invite(t.id, { email: `second.admin.${crypto.randomUUID().slice(0, 6)}@example.test` }, jwt)
+    expect(colleague.status).toBe(201)
+    expect(colleague.body.role).toBe('admin')
   })
 
   test('operators invite administrators only; an unknown workspace is 404', async () => {

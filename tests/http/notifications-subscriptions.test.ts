@@ -9,6 +9,7 @@ import { startIssuer, type TestIssuer } from '../helpers/oidc'
 import { subscribeInline, type InlineNotification } from '../../server/notifications/inline'
 import type { Principal } from '../../server/auth/principal'
 import { findSubscription, renderSubscription } from '../../server/notifications/subscriptions'
+import { seedTask } from '../helpers/tasks'
 
 // Embedded-database apps start slowly on a busy machine; the preload's default does not reach every file.
 setDefaultTimeout(60_000)
@@ -21,8 +22,9 @@ const tokens: Record<string, string> = {}
 const keys: Record<string, string> = {}
 
 const PATH = '/v1/task-notification-subscriptions'
-const webhookBody = (over: Record<string, unknown> = {}) => ({
-  task_kind: 'document_ingestion', task_id: crypto.randomUUID(), channel: 'webhook', webhook: { url: 'https://hooks.example.test/svc?x=1' }, ...over,
+/** A body naming a fresh running document of the workspace (a subscription must name a task of its kind). */
+const webhookBody = async (over: Record<string, unknown> = {}, tenantId = tenant.id) => ({
+  task_kind: 'document_ingestion', task_id: (await seedTask(app.sql, tenantId, 'document_ingestion')).id, channel: 'webhook', webhook: { url: 'https://hooks.example.test/svc?x=1' }, ...over,
 })
 
 beforeAll(async () => {
@@ -45,7 +47,7 @@ afterAll(async () => {
 
 describe('POST /v1/task-notification-subscriptions', () => {
   test('creates a webhook subscription: 201, Location, the resource, readable back identically', async () => {
-    const body = webhookBody()
+    const body = await webhookBody()
     const r = await call(app.url, 'POST', PATH, { token: writeKey, body })
     expect(r.status).toBe(201)
     expect(r.body).toEqual({
@@ -60,14 +62,14 @@ describe('POST /v1/task-notification-subscriptions', () => {
   })
 
   test('creates an email subscription without a webhook member', async () => {
-    const r = await call(app.url, 'POST', PATH, { token: writeKey, body: { task_kind: 'evaluation_run', task_id: crypto.randomUUID(), channel: 'email', email: { address: 'risk.team@example.com' } } })
+    const r = await call(app.url, 'POST', PATH, { token: writeKey, body: { task_kind: 'evaluation_run', task_id: (await seedTask(app.sql, tenant.id, 'evaluation_run')).id, channel: 'email', email: { address: 'risk.team@example.com' } } })
     expect(r.status).toBe(201)
     expect(r.body.email).toEqual({ address: 'risk.team@example.com' })
     expect('webhook' in r.body).toBe(false)
   })
 
   test('Idempotency-Key: a replay returns the same subscription, a different body is 409, nothing is created twice', async () => {
-    const body = webhookBody()
+    const body = await webhookBody()
     const headers = { 'idempotency-key': `k-${crypto.randomUUID()}` }
     const a = await call(app.url, 'POST', PATH, { token: writeKey, body, headers })
     const b = await call(app.url, 'POST', PATH, { token: writeKey, body, headers })
@@ -82,7 +84,7 @@ describe('POST /v1/task-notification-subscriptions', () => {
   })
 
   test('an unknown task_kind is 422 with a pointer', async () => {
-    const r = await call(app.url, 'POST', PATH, { token: writeKey, body: webhookBody({ task_kind: 'coffee_break' }) })
+    const r = await call(app.url, 'POST', PATH, { token: writeKey, body: await webhookBody({ task_kind: 'coffee_break' }) })
     const p = problemOf(r)
     expect(p).toMatchObject({ type: 'urn:svc:error:validation', status: 422 })
     expect(p.errors!.map((e) => e.pointer)).toEqual(['/task_kind'])
@@ -102,7 +104,7 @@ describe('POST /v1/task-notification-subscriptions', () => {
   ]
   for (const [name, over, pointer] of invalid) {
     test(`${name} is 422 with pointer ${pointer}, nothing stored`, async () => {
-      const body = webhookBody(over)
+      const body = await webhookBody(over)
       const r = await call(app.url, 'POST', PATH, { token: writeKey, body })
       const p = problemOf(r)
       expect(p).toMatchObject({ type: 'urn:svc:error:validation', status: 422 })
@@ -115,20 +117,20 @@ describe('POST /v1/task-notification-subscriptions', () => {
 
   test('write permission: admin and reviewer users and notifications:write keys; everyone else 403', async () => {
     for (const token of [tokens.admin!, tokens.reviewer!, writeKey]) {
-      expect((await call(app.url, 'POST', PATH, { token, body: webhookBody() })).status).toBe(201)
+      expect((await call(app.url, 'POST', PATH, { token, body: await webhookBody() })).status).toBe(201)
     }
     const refused = [tokens.underwriter!, tokens.viewer!, ...Object.values(keys)]
     for (const token of refused) {
-      const r = await call(app.url, 'POST', PATH, { token, body: webhookBody() })
+      const r = await call(app.url, 'POST', PATH, { token, body: await webhookBody() })
       expect(problemOf(r)).toMatchObject({ type: 'urn:svc:error:forbidden', status: 403 })
     }
-    expect((await call(app.url, 'POST', PATH, { body: webhookBody() })).status).toBe(401)
+    expect((await call(app.url, 'POST', PATH, { body: await webhookBody() })).status).toBe(401)
   })
 })
 
 describe('reading subscriptions', () => {
   test('reading is open to every member and to keys of the data scopes', async () => {
-    const created = await call(app.url, 'POST', PATH, { token: writeKey, body: webhookBody() })
+    const created = await call(app.url, 'POST', PATH, { token: writeKey, body: await webhookBody() })
     for (const token of [tokens.admin!, tokens.reviewer!, tokens.underwriter!, tokens.viewer!, writeKey,
       keys['scenarios:read']!, keys['scenarios:write']!, keys['question_sets:read']!, keys['question_sets:write']!]) {
       expect((await call(app.url, 'GET', `${PATH}/${created.body.id}`, { token })).status).toBe(200)
@@ -138,7 +140,7 @@ describe('reading subscriptions', () => {
   })
 
   test("another workspace's subscription is 404 and absent from its list", async () => {
-    const mine = await call(app.url, 'POST', PATH, { token: writeKey, body: webhookBody() })
+    const mine = await call(app.url, 'POST', PATH, { token: writeKey, body: await webhookBody() })
     const other = await app.tenant()
     const otherKey = await app.apiKey(other.id, ['notifications:write'])
     const foreign = await call(app.url, 'GET', `${PATH}/${mine.body.id}`, { token: otherKey })
@@ -153,10 +155,10 @@ describe('reading subscriptions', () => {
   test('the list pages newest first, filters by task, and keeps its filters in the cursor', async () => {
     const t = await app.tenant()
     const k = await app.apiKey(t.id, ['notifications:write'])
-    const taskId = crypto.randomUUID()
+    const taskId = (await seedTask(app.sql, t.id, 'document_ingestion')).id
     const made: string[] = []
     for (let i = 0; i < 5; i++) {
-      const r = await call(app.url, 'POST', PATH, { token: k, body: webhookBody({ task_id: i < 3 ? taskId : crypto.randomUUID() }) })
+      const r = await call(app.url, 'POST', PATH, { token: k, body: await webhookBody({ webhook: { url: `https://hooks.example.test/svc?n=${i}` }, ...(i < 3 ? { task_id: taskId } : {}) }, t.id) })
       made.push(r.body.id)
     }
     const seen: string[] = []
@@ -176,6 +178,15 @@ describe('reading subscriptions', () => {
     expect(byKind.body.items).toEqual([])
     expect(problemOf(await call(app.url, 'GET', `${PATH}?task_kind=nope`, { token: k })).errors![0]!.pointer).toBe('/task_kind')
     expect(problemOf(await call(app.url, 'GET', `${PATH}?limit=201`, { token: k })).errors![0]!.pointer).toBe('/limit')
+  })
+
+  test('a task_id that is not a UUID is 400 malformed, like any query value that does not convert (issue 16, item 6)', async () => {
+    for (const value of ['abc', '42', `${crypto.randomUUID()}x`, '']) {
+      const p = problemOf(await call(app.url, 'GET', `${PATH}?task_id=${encodeURIComponent(value)}`, { token: writeKey }))
+      expect([value, p.type, p.status]).toEqual([value, 'urn:svc:error:malformed', 400])
+      expect(p.detail).toContain('task_id')
+    }
+    expect((await call(app.url, 'GET', `${PATH}?task_id=${crypto.randomUUID().toUpperCase()}`, { token: writeKey })).status).toBe(200)
   })
 })
 
@@ -201,8 +212,12 @@ describe('inline notifications on task-creating requests', () => {
       expect(one.body).toEqual(s)
       expect(renderSubscription((await findSubscription(app.sql, tenant.id, s.id))!)).toEqual(s)
     }
+    await seedTask(app.sql, tenant.id, 'document_ingestion', taskId)
     const standalone = await call(app.url, 'POST', PATH, { token: writeKey, body: { task_kind: 'document_ingestion', task_id: taskId, channel: 'email', email: { address: 'inline@example.com' } } })
     const inlineEmail = listed.body.items.find((s: any) => s.channel === 'email')
+    // Identical to the inline one: the standalone request converges on it.
+    expect(standalone.status).toBe(200)
+    expect(standalone.body).toEqual(inlineEmail)
     const strip = (s: any) => ({ ...s, id: undefined, created_at: undefined })
     expect(strip(inlineEmail)).toEqual(strip(standalone.body))
     expect(Object.keys(inlineEmail).sort()).toEqual(Object.keys(standalone.body).sort())

@@ -119,6 +119,64 @@ describe('reading and replacing', () => {
   })
 })
 
+describe('the default vertical binding', () => {
+  test('absent on the shipped default; a catalog key is kept, read back and cleared by a PUT without it', async () => {
+    const w = await workspace()
+    expect('vertical' in (await get(w.viewer)).body).toBe(false)
+    const r = await put({ vertical: 'mortgage' }, w.admin)
+    expect(r.status).toBe(200)
+    expect(r.body).toEqual({ ...DEFAULTS, vertical: 'mortgage' })
+    expect((await get(w.viewer)).body).toEqual({ ...DEFAULTS, vertical: 'mortgage' })
+    // Full replace: a document without it (or with null) puts the workspace back on the shipped default.
+    expect((await put({ time_zone: 'Asia/Tokyo' }, w.admin)).body).toEqual({ ...DEFAULTS, time_zone: 'Asia/Tokyo' })
+    await put({ vertical: 'life_insurance' }, w.admin)
+    expect((await put({ vertical: null }, w.admin)).body).toEqual(DEFAULTS)
+    const [audit] = await app.sql`select data from audit_events where tenant_id = ${w.t.id} and kind = 'tenant.settings.updated' order by seq desc limit 1`
+    expect(audit!.data).toMatchObject({ before: { vertical: 'life_insurance' }, after: DEFAULTS })
+  })
+
+  test('a key not in the catalog is 422 with the pointer /vertical, like POST /v1/scenarios; nothing is stored', async () => {
+    const w = await workspace()
+    await put({ vertical: 'mortgage' }, w.admin)
+    const audits = await auditCount(w.t.id)
+    for (const bad of ['spaceships', 'default', '', 'MORTGAGE']) {
+      const p = problemOf(await put({ vertical: bad }, w.admin))
+      expect(p).toMatchObject({ type: 'urn:svc:error:validation', status: 422 })
+      expect(p.errors).toEqual([{ pointer: '/vertical', message: expect.stringContaining('must be a key of GET /v1/verticals') }])
+    }
+    expect(problemOf(await put({ vertical: 7 }, w.admin)).errors?.[0]?.pointer).toBe('/vertical')
+    const scenarioKey = await app.apiKey(w.t.id, ['scenarios:write'])
+    const onCase = problemOf(await call(app.url, 'POST', '/v1/scenarios', { token: scenarioKey, body: { name: 'x', vertical: 'spaceships' } }))
+    expect(onCase.errors).toEqual(problemOf(await put({ vertical: 'spaceships' }, w.admin)).errors)
+    expect((await get(w.admin)).body.vertical).toBe('mortgage')
+    expect(await auditCount(w.t.id)).toBe(audits)
+  })
+
+  test('cases and question sets created without a vertical take the binding at creation; a named one or null (the shipped default) wins', async () => {
+    const w = await workspace()
+    const k = await app.apiKey(w.t.id, ['scenarios:write', 'question_sets:write'])
+    const newCase = async (body: object) => (await call(app.url, 'POST', '/v1/scenarios', { token: k, body: { name: 'case', ...body } })).body
+    const newSet = async (body: object) => (await call(app.url, 'POST', '/v1/question-sets', { token: k, body: { name: 'set', ...body } })).body
+    const before = await newCase({})
+    expect('vertical' in before).toBe(false)
+    await put({ vertical: 'commercial_lending' }, w.admin)
+    const followed = await newCase({})
+    expect(followed.vertical).toBe('commercial_lending')
+    expect((await call(app.url, 'GET', `/v1/scenarios/${followed.id}`, { token: k })).body.vertical).toBe('commercial_lending')
+    expect((await newSet({})).vertical).toBe('commercial_lending')
+    expect((await newCase({ vertical: 'mortgage' })).vertical).toBe('mortgage')
+    expect((await newSet({ vertical: 'mortgage' })).vertical).toBe('mortgage')
+    const shipped = await newCase({ vertical: null })
+    expect('vertical' in shipped).toBe(false)
+    expect('vertical' in (await newSet({ vertical: null }))).toBe(false)
+    // Copied at creation: changing the binding later moves no existing case.
+    await put({}, w.admin)
+    expect((await call(app.url, 'GET', `/v1/scenarios/${followed.id}`, { token: k })).body.vertical).toBe('commercial_lending')
+    expect('vertical' in (await call(app.url, 'GET', `/v1/scenarios/${before.id}`, { token: k })).body).toBe(false)
+    expect('vertical' in (await newCase({}))).toBe(false)
+  })
+})
+
 describe('origin rules', () => {
   const long = `https://${'a'.repeat(60)}.${'a'.repeat(60)}.${'a'.repeat(60)}.${'a'.repeat(57)}.example` // 256 characters
   const cases: [string, string][] = [

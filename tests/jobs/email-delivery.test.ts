@@ -45,13 +45,35 @@ describe('email notifications', () => {
     expect(mail.headers['svc-signature']).toBeUndefined()
     const facts = [
       'format not yet supported for automatic ingestion', `document ingestion ${sub.task_id}`, 'failed', 'unsupported_pending',
-      d.payload.occurred_at, `${app.deps.config.baseUrl}${resourcePath}`, deliveryId!,
+      // The time for people, in the workspace's zone (UTC when it has none); the envelope keeps UTC.
+      `${d.payload.occurred_at.slice(0, 10)} ${d.payload.occurred_at.slice(11, 19)} GMT+00:00 (UTC)`, `${app.deps.config.baseUrl}${resourcePath}`, deliveryId!,
     ]
     for (const fact of facts) {
       expect(mail.text).toContain(fact)
       expect(mail.html).toContain(fact)
     }
     expect(mail.html).toContain(`<a href="${app.deps.config.baseUrl}${resourcePath}">`)
+  })
+
+  test("times are shown in the workspace's time_zone (Asia/Tokyo), the envelope keeps UTC", async () => {
+    const t = await app.tenant()
+    const k = await app.apiKey(t.id, ['notifications:write', 'settings:write'])
+    expect((await call(app.url, 'PUT', '/v1/tenant-settings', { token: k, body: { time_zone: 'Asia/Tokyo' } })).status).toBe(200)
+    const sub = await subscribe(app, k, { address: 'tokyo.desk@example.com' }, { kind: 'evaluation_run' })
+    const [deliveryId] = await finish(app, { tenantId: t.id, taskKind: 'evaluation_run', taskId: sub.task_id, result: 'succeeded' })
+    const d = await waitDelivery(app, k, sub.id, deliveryId!)
+    expect(d.status).toBe('delivered')
+    expect(d.payload.occurred_at).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/)
+    // Japan keeps UTC+9 all year: the local wall time is the UTC instant plus nine hours.
+    const tokyo = new Date(Date.parse(d.payload.occurred_at) + 9 * 3_600_000).toISOString()
+    const local = `${tokyo.slice(0, 10)} ${tokyo.slice(11, 19)} GMT+09:00 (Asia/Tokyo)`
+    const mail = smtp.messages.find((m) => m.headers['svc-delivery-id'] === deliveryId)!
+    expect(mail.text).toContain(`Occurred at: ${local}`)
+    expect(mail.html).toContain(local)
+    for (const body of [mail.text, mail.html]) {
+      expect(body).not.toContain(d.payload.occurred_at)
+      expect(body).not.toContain(d.payload.occurred_at.slice(11, 19))
+    }
   })
 
   test('SMTP refusals consume attempts with growing gaps until the message is accepted', async () => {

@@ -40,6 +40,9 @@ const SPEC: [TaskKind, string, string, string | null, string][] = [
   ['report_generated', 'task.completed', 'succeeded', null, 'findings report is ready to download'],
   ['report_generated', 'task.failed', 'failed', 'report_failed', 'report could not be generated'],
   ['directive_review', 'task.completed', 'succeeded', null, 'a supersession from a directive needs review (or a confirmed supersession has no analog in the latest directive re-derive)'],
+  // Additive beyond the spec's table ("the list grows"): billing reconciliation (docs/billing.md).
+  ['billing_reconciliation', 'task.completed', 'succeeded', null, 'billing reconciliation completed, review the findings'],
+  ['billing_reconciliation', 'task.failed', 'failed', 'billing_reconciliation_failed', 'billing reconciliation failed: <reason>'],
 ]
 
 /** The spec's "a, or b" summaries are two rows of ours: the default and a variant. */

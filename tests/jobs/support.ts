@@ -8,6 +8,9 @@ import { testPki } from '../helpers/https-receiver'
 import { finishTask, type FinishTaskInput } from '../../jobs/notify'
 import { JOB_KINDS } from '../../jobs/handlers'
 import { deliveryJobKind } from '../../jobs/deliver'
+import { findTask } from '../../server/notifications/tasks'
+import type { TaskKind } from '../../server/notifications/outcomes'
+import { seedTask } from '../helpers/tasks'
 
 /** Addresses test sends actually connected to (after the SSRF guard passed them). */
 export const connectedTo: string[] = []
@@ -33,11 +36,21 @@ export async function startNotifyApp(opts: { allow?: string[]; retryInitialMs?: 
   return startApp({ env, runner: opts.runner === false ? false : { pollMs: 10, kinds, ...opts.runner } })
 }
 
-/** Creates a subscription through the API and returns its body. */
+/**
+ * Creates a subscription through the API and returns its body. The task (a synthetic running row of
+ * its kind, see seedTask) is made first when the workspace has none with that id: a subscription
+ * must name a task of its kind.
+ */
 export async function subscribe(app: TestApp, token: string, target: { url: string } | { address: string }, task: { kind?: string; id?: string } = {}) {
+  const kind = (task.kind ?? 'document_ingestion') as TaskKind
+  const me = await call(app.url, 'GET', '/v1/tenants/me', { token })
+  if (me.status !== 200) throw new Error(`tenants/me: ${me.status} ${me.text}`)
+  const taskId = task.id ?? Bun.randomUUIDv7()
+  const tenantId = me.body.tenant.id as string
+  if (!(await app.deps.sql.begin((tx) => findTask(tx, tenantId, kind, taskId)))) await seedTask(app.sql, tenantId, kind, taskId)
   const body = {
-    task_kind: task.kind ?? 'document_ingestion',
-    task_id: task.id ?? crypto.randomUUID(),
+    task_kind: kind,
+    task_id: taskId,
     ...('url' in target ? { channel: 'webhook', webhook: { url: target.url } } : { channel: 'email', email: { address: target.address } }),
   }
   const r = await call(app.url, 'POST', '/v1/task-notification-subscriptions', { token, body })

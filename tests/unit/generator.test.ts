@@ -19,6 +19,45 @@ describe('thresholds', () => {
     expect(thresholdsOf(text)).toMatchObject({ thresholds, accept })
   })
   test('no number, no threshold', () => expect(thresholdsOf('must be at least adequate')).toBeNull())
+  test('a minimum or maximum that names what it measures', () => {
+    expect(thresholdsOf('must have a minimum FICO of 680')).toMatchObject({ thresholds: [{ comparator: '>=', value: '680' }], accept: 'value >= 680', measure: 'FICO' })
+    expect(thresholdsOf('Maximum LTV of 80%')).toMatchObject({ thresholds: [{ comparator: '<=', value: '80', unit: '%' }], measure: 'LTV' })
+  })
+})
+
+describe('the measured attribute, not the entity that has it', () => {
+  // [sentence, key (= fact_path), question, accept]
+  test.each([
+    ['The borrower should have at least 3 years in business.', 'years_in_business', 'How many years has the borrower been in business?', 'value >= 3'],
+    ['Borrower must have 2 years or more in business.', 'years_in_business', 'How many years has the borrower been in business?', 'value >= 2'],
+    ['The business must have been operating for at least 2 years.', 'years_operating', 'How many years has the business been operating?', 'value >= 2'],
+    ['The borrower must have a minimum FICO of 680.', 'fico', "What is the borrower's FICO?", 'value >= 680'],
+    ['Minimum FICO score of 680 is required.', 'fico_score', 'What is the FICO score?', 'value >= 680'],
+    ['The borrower should have a DSCR of at least 1.25.', 'dscr', "What is the borrower's DSCR?", 'value >= 1.25'],
+    ['A DSCR of at least 1.25x is required.', 'dscr', 'What is the DSCR?', 'value >= 1.25'],
+    ['Borrowers must have no more than 2 late payments in the last 12 months.', 'late_payments', 'How many late payments does the borrower have in the last 12 months?', 'value <= 2'],
+    ['There must be no more than 1 late payment.', 'late_payments', 'How many late payments are there?', 'value <= 1'],
+    ['The borrower must have at least 6 months of reserves.', 'months_of_reserves', 'How many months of reserves does the borrower have?', 'value >= 6'],
+    ['Applicants must be at least 21 years of age.', 'age', 'How old is the applicant?', 'value >= 21'],
+    ['Applicants must be at least 18 years old.', 'age', 'How old is the applicant?', 'value >= 18'],
+    ['The property must be at least 10 miles from the coast.', 'miles_from_coast', 'How many miles from the coast is the property?', 'value >= 10'],
+    // The subject is itself the attribute: unchanged.
+    ['Annual revenue must be at least USD 1,000,000.', 'annual_revenue', 'What is the annual revenue?', 'value >= 1000000'],
+    ['The loan term must not exceed 30 years.', 'loan_term', 'What is the loan term (in years)?', 'value <= 30'],
+    ['Net worth should be at least 25% of the loan amount.', 'net_worth', 'What is the net worth?', 'value >= 25'],
+    ['Years in business should be at least 2.', 'years_in_business', 'How many years in business?', 'value >= 2'],
+    ['The number of NSF items must not exceed 3.', 'number_of_nsf_items', 'How many NSF items are there?', 'value <= 3'],
+  ])('%s', (sentence, key, question, accept) => {
+    expect(draftOf(sentence)).toMatchObject({ key, fact_path: key, text: question, accept, answer_type: 'number' })
+  })
+  test('a count of time carries its unit; no draft asks what the entity is', () => {
+    expect(draftOf('The borrower should have at least 3 years in business.')!.thresholds).toEqual([{ comparator: '>=', value: '3', unit: 'years' }])
+    for (const sentence of ['The borrower should have at least 3 years in business.', 'The borrower must have a minimum FICO of 680.', 'Borrowers must have no more than 2 late payments.', 'Applicants must be at least 21 years of age.']) {
+      const d = draftOf(sentence)!
+      expect(d.key).not.toMatch(/^(?:borrowers?|applicants?)$/)
+      expect(d.text).not.toMatch(/^What is the (?:borrowers?|applicants?)\?$/)
+    }
+  })
 })
 
 describe('obligations', () => {

@@ -28,7 +28,7 @@ export function ActivityView({ controller }: { controller: FrameController }) {
               <span class={`dot ${tone(s.status)}`} />
               <strong>{e.event}</strong>
               <span class="muted small">{s.text}</span>
-              <span class="muted small when">{when(e.at)}</span>
+              <span class="muted small when">{when(e.at, controller.state.timeZone)}</span>
             </li>
           )
         })}

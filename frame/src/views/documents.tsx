@@ -23,7 +23,7 @@ export function DocumentsView({ controller }: { controller: FrameController }) {
             <span class="name">{d.filename ?? d.id}</span>
             <span class={`badge ${tone(d.status)}`}>{label(d.status)}</span>
             <span class="small coverage" data-coverage={d.id}>{coverage(d)}</span>
-            <span class="muted small">{[size(d.size_bytes), when(d.created_at)].filter(Boolean).join(' · ')}</span>
+            <span class="muted small" data-when={d.id}>{[size(d.size_bytes), when(d.created_at, s.timeZone)].filter(Boolean).join(' · ')}</span>
           </button>
         </li>
       ))}

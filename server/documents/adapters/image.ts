@@ -29,7 +29,7 @@ export const readImage: Adapter = async (bytes, options = DEFAULT_READ_LIMITS) =
   for (let i = 0; i < frames.length; i++) {
     const n = i + 1
     if (n > options.maxPages) {
-      pages.push({ page: n, segments: [], outcome: 'unreadable', reason: `beyond the page limit ${options.maxPages} (SVC_PARSE_MAX_PAGES)` })
+      pages.push({ page: n, segments: [], outcome: 'unreadable', reason: `beyond the page limit ${options.maxPages} (${options.maxPagesSource ?? 'SVC_PARSE_MAX_PAGES'})` })
       continue
     }
     if (!ocr) { pages.push({ page: n, ...noEngine }); continue }

@@ -93,7 +93,7 @@ export const readPdf: Adapter = async (bytes, options = DEFAULT_READ_LIMITS) => 
     }
     if (pages.length > 0 && pages.every((p) => p.outcome === 'unreadable' && p.reason === 'the page could not be read')) throw new UnreadableDocument('no page of the PDF could be read')
     for (let n = readable + 1; n <= pdf.numPages; n++) {
-      pages.push({ page: n, segments: [], outcome: 'unreadable', reason: `beyond the page limit ${options.maxPages} (SVC_PARSE_MAX_PAGES)` })
+      pages.push({ page: n, segments: [], outcome: 'unreadable', reason: `beyond the page limit ${options.maxPages} (${options.maxPagesSource ?? 'SVC_PARSE_MAX_PAGES'})` })
     }
     return { pages, degraded: false, notes: [] }
   } finally {

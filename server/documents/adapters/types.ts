@@ -52,6 +52,8 @@ export interface Extraction {
 export interface ReadLimits {
   /** Pages read; later pages are left out and the extraction degraded. */
   maxPages: number
+  /** What set maxPages, as a page's reason names it (default: the variable SVC_PARSE_MAX_PAGES). */
+  maxPagesSource?: string
   /** Most bytes one compressed part (zip entry, PDF stream) may inflate to, and a package's parts in sum. */
   maxInflatedBytes: number
   /** Blocks kept; an adapter may stop reading once it has this many (a sheet of a million rows). */

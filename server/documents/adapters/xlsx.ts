@@ -51,7 +51,7 @@ export const readXlsx: Adapter = async (bytes, options = DEFAULT_READ_LIMITS) =>
       if (stopped) break
       const page = pages.length + 1
       if (page > options.maxPages) {
-        pages.push({ page, segments: [], outcome: 'unreadable', reason: `beyond the page limit ${options.maxPages} (SVC_PARSE_MAX_PAGES)` })
+        pages.push({ page, segments: [], outcome: 'unreadable', reason: `beyond the page limit ${options.maxPages} (${options.maxPagesSource ?? 'SVC_PARSE_MAX_PAGES'})` })
         continue
       }
       const name = sheet.name || `Sheet ${page}`

@@ -27,6 +27,8 @@ export interface OcrLimits {
   maxPages: number
   /** `native`: the `tesseract` command; `wasm`: tesseract.js; `auto`: native when installed (SVC_OCR_ENGINE). */
   engine: 'auto' | 'native' | 'wasm'
+  /** Set when OCR is off for the document (a workspace's evaluation policy): every page it would read is unreadable for this reason. */
+  disabledReason?: string
 }
 
 /** A page whose words average under this confidence is noise, not text: unreadable. */
@@ -178,6 +180,7 @@ export class OcrRecognizer {
     const limits = this.limits
     let pagesDone = 0
     const gate = (): RecognizedPage | undefined => {
+      if (limits.disabledReason) return { segments: [], outcome: 'unreadable', reason: limits.disabledReason }
       if (pagesDone >= limits.maxPages) return { segments: [], outcome: 'unreadable', reason: `not recognised: beyond the OCR page limit ${limits.maxPages} (SVC_OCR_MAX_PAGES)` }
       if (Date.now() > deadline) return { segments: [], outcome: 'unreadable', reason: 'not recognised: the document\'s time limit was reached (SVC_PARSE_TIMEOUT_MS)' }
       pagesDone++

@@ -13,6 +13,8 @@ import type { Attachment, OcrEngine } from '../adapters/types'
 /** The limits of one document's parse (SVC_PARSE_MAX_*, SVC_OCR_*). */
 export interface DocumentLimits {
   maxPages: number
+  /** What set maxPages when it is not SVC_PARSE_MAX_PAGES (a workspace's evaluation policy). */
+  maxPagesSource?: string
   maxInflatedBytes: number
   maxBlocks: number
   maxChars: number
@@ -59,7 +61,7 @@ export function withinBlockLimits(extraction: Extraction, limits: Pick<DocumentL
 export async function extractDocument(documentId: string, type: { adapter: AdapterName; label: string }, bytes: Uint8Array, limits: DocumentLimits, ocr?: OcrEngine, onPage?: (page: number, pages: number) => void): Promise<ParseOutcome> {
   const { adapter, label } = type
   try {
-    const read = await ADAPTERS[adapter](bytes, { maxPages: limits.maxPages, maxInflatedBytes: limits.maxInflatedBytes, maxBlocks: limits.maxBlocks, maxAttachments: limits.maxAttachments, maxAttachmentBytes: limits.maxAttachmentBytes, ocr, onPage })
+    const read = await ADAPTERS[adapter](bytes, { maxPages: limits.maxPages, ...(limits.maxPagesSource ? { maxPagesSource: limits.maxPagesSource } : {}), maxInflatedBytes: limits.maxInflatedBytes, maxBlocks: limits.maxBlocks, maxAttachments: limits.maxAttachments, maxAttachmentBytes: limits.maxAttachmentBytes, ocr, onPage })
     const { extraction, note } = withinBlockLimits(read, limits)
     const pages = summarisePages(extraction)
     const unreadable = unreadableDetail(extraction)

@@ -41,6 +41,19 @@ export interface ParseControl {
   onProgress?: (page: number, pages: number) => void
   /** Aborting kills the parse (its parser process is replaced); the parse then rejects with ParseCanceled. */
   signal?: AbortSignal
+  /** Tighter limits for this document (a workspace's evaluation policy): fewer pages, or no OCR. */
+  limits?: { maxPages?: number; ocr?: boolean }
+}
+
+/** The deployment's limits narrowed by a document's own (never widened). */
+export function narrowLimits(limits: DocumentLimits, narrower: ParseControl['limits'] = {}): DocumentLimits {
+  return {
+    ...limits,
+    ...(narrower.maxPages !== undefined && narrower.maxPages < limits.maxPages
+      ? { maxPages: narrower.maxPages, maxPagesSource: "the workspace's evaluation policy" }
+      : {}),
+    ocr: narrower.ocr === false ? { ...limits.ocr, disabledReason: "not recognised: OCR is off in this workspace's evaluation policy" } : limits.ocr,
+  }
 }
 
 /** The parse was stopped by its caller (a reingest superseded it, or the service is draining). */
@@ -318,7 +331,7 @@ export function createParserPool(config: ParseConfig, log: (level: 'info' | 'war
         },
       }
       try {
-        child.proc.send({ id, documentId, type, bytesPath, attachmentsDir, limits } satisfies ParseRequest)
+        child.proc.send({ id, documentId, type, bytesPath, attachmentsDir, limits: narrowLimits(limits, control.limits) } satisfies ParseRequest)
       } catch (e) {
         child.current.settle({ exit: `send failed: ${(e as Error).message}` })
       }

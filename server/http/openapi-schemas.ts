@@ -1,0 +1,67 @@
+/**
+ * TypeBox schemas as the OpenAPI document shows them: named schemas (see `named` in
+ * schemas/common.ts) become `#/components/schemas/<name>` references, closed sets of string literals
+ * become `enum`, and string-keyed records become `additionalProperties`. One writer per document.
+ */
+import type { TSchema } from '@sinclair/typebox'
+
+type Json = null | boolean | number | string | Json[] | { [key: string]: Json }
+
+/** Writes schemas into one document, collecting the named ones as components. */
+export class SchemaWriter {
+  private readonly written = new Map<string, Json>()
+  private readonly sources = new Map<string, string>()
+
+  /** Names `schema` as a component (used for shapes no route's schema carries, like Problem). */
+  name(name: string, schema: TSchema): void {
+    this.write({ ...schema, 'x-component': name } as TSchema)
+  }
+
+  /** The JSON Schema of `schema` for the document, named parts replaced by references. */
+  write(schema: TSchema | Record<string, unknown>): Json {
+    return this.shape(JSON.parse(JSON.stringify(schema)) as Json)
+  }
+
+  /** Every named schema met so far, by name. */
+  components(): Record<string, Json> {
+    return Object.fromEntries([...this.written].sort(([a], [b]) => a.localeCompare(b)))
+  }
+
+  private shape(node: Json): Json {
+    if (Array.isArray(node)) return node.map((n) => this.shape(n))
+    if (node === null || typeof node !== 'object') return node
+    const { 'x-component': component, ...rest } = node
+    if (typeof component === 'string') return this.reference(component, rest)
+    const literals = Array.isArray(rest.anyOf) ? rest.anyOf.map((m) => (m && typeof m === 'object' && !Array.isArray(m) ? m.const : undefined)) : []
+    if (literals.length > 0 && literals.every((v) => typeof v === 'string')) {
+      const { anyOf: _members, ...options } = rest
+      return { ...(this.shapeEach(options) as object), type: 'string', enum: literals as string[] }
+    }
+    if (typeof rest.const === 'string') {
+      const { const: value, ...options } = rest
+      return { ...(this.shapeEach(options) as object), type: 'string', enum: [value] }
+    }
+    const patterns = rest.patternProperties
+    if (patterns && typeof patterns === 'object' && !Array.isArray(patterns) && Object.keys(patterns).length === 1 && patterns['^(.*)$'] !== undefined) {
+      const { patternProperties: _p, ...options } = rest
+      return { ...(this.shapeEach(options) as object), additionalProperties: this.shape(patterns['^(.*)$']!) }
+    }
+    return this.shapeEach(rest)
+  }
+
+  private shapeEach(node: { [key: string]: Json }): Json {
+    return Object.fromEntries(Object.entries(node).map(([k, v]) => [k, this.shape(v)]))
+  }
+
+  private reference(name: string, schema: { [key: string]: Json }): Json {
+    const source = JSON.stringify(schema)
+    const known = this.sources.get(name)
+    if (known === undefined) {
+      this.sources.set(name, source)
+      this.written.set(name, this.shape(schema))
+    } else if (known !== source) {
+      throw new Error(`two different schemas are named ${name} in the OpenAPI document`)
+    }
+    return { $ref: `#/components/schemas/${name}` }
+  }
+}
