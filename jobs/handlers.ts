@@ -14,6 +14,7 @@ import { GUIDELINE_INGESTION, guidelineIngestionJobKind } from '../server/author
 import { GENERATION_RUN, generationRunJobKind } from '../server/authoring/generation-run'
 import { DIFF_RUN, diffRunJobKind } from '../server/authoring/diff-run'
 import { STRUCTURE_TASK, structureTaskJobKind } from '../server/authoring/structure'
+import { REENCRYPT_JOB_KIND, reencryptJobKind } from './reencrypt'
 
 /** Every job kind the runner knows. */
 export const JOB_KINDS: Record<string, JobKind> = {
@@ -27,4 +28,5 @@ export const JOB_KINDS: Record<string, JobKind> = {
   [GENERATION_RUN]: generationRunJobKind(),
   [DIFF_RUN]: diffRunJobKind(),
   [STRUCTURE_TASK]: structureTaskJobKind(),
+  [REENCRYPT_JOB_KIND]: reencryptJobKind(),
 }

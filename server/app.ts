@@ -5,6 +5,7 @@
 import { Elysia } from 'elysia'
 import type { AppDeps } from './deps'
 import { requestId } from './http/request-id'
+import { observeHttp } from './observability/http'
 import { problemErrors } from './http/errors'
 import { jsonBody } from './http/body'
 import { serveOpenApiDocument } from './http/openapi-document'
@@ -39,6 +40,7 @@ import { supersessionRoutes } from './resources/supersessions'
 export function createApp(deps: AppDeps) {
   const app = new Elysia({ name: 'svc' })
     .use(requestId)
+    .use(observeHttp({ log: deps.log, metrics: deps.metrics, accessLog: deps.config.accessLog }))
     .use(problemErrors)
     .use(jsonBody(deps.config.maxJsonBodyBytes))
     .use(healthRoutes(deps))

@@ -14,6 +14,7 @@ import m009 from './009_idempotency_text.sql' with { type: 'text' }
 import m010 from './010_page_outcomes.sql' with { type: 'text' }
 import m011 from './011_block_cells.sql' with { type: 'text' }
 import m012 from './012_document_parents.sql' with { type: 'text' }
+import m017 from './017_request_trace.sql' with { type: 'text' }
 
 /** One migration: its number, its name and its SQL. */
 export interface Migration { version: number; name: string; sql: string }
@@ -32,4 +33,5 @@ export const MIGRATIONS: Migration[] = [
   { version: 10, name: '010_page_outcomes', sql: m010 },
   { version: 11, name: '011_block_cells', sql: m011 },
   { version: 12, name: '012_document_parents', sql: m012 },
+  { version: 17, name: '017_request_trace', sql: m017 },
 ]

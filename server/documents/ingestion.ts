@@ -69,7 +69,9 @@ async function parseFollowed(doc: DocumentRow, payload: IngestionPayload, deps: 
       .catch(() => {}) // progress is a courtesy: never fail a parse for it
   }
   try {
+    const started = performance.now()
     const outcome = await parseDocument(doc, deps, { onProgress, signal: abort.signal })
+    if ((outcome.kind === 'parsed' || outcome.kind === 'unreadable') && outcome.pages) deps.metrics.ingestionPages(outcome.pages, (performance.now() - started) / 1000)
     if (outcome.kind !== 'parsed' || !outcome.attachments?.length) return outcome
     // Attachments: stored now (outside any transaction), inserted with the parent's outcome.
     const { attachments, ...rest } = outcome
