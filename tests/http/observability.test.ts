@@ -167,7 +167,7 @@ describe('metrics', () => {
     for (let i = 0; i < 5; i++) await call(app.url, 'GET', `/v1/scenarios/${created[i % 3]}`, { token: key })
     for (let i = 0; i < 2; i++) await call(app.url, 'GET', `/v1/scenarios/${crypto.randomUUID()}`, { token: key })
     await call(app.url, 'GET', '/v1/scenarios/not-a-uuid', { token: key })
-    await Bun.sleep(20)
+    await Bun.sleep(100) // the metrics are recorded after each response is sent
     const after = await scrape()
     const delta = (name: string, labels: Record<string, string>) => sample(after, name, labels) - base(name, labels)
     expect(delta('svc_http_requests_total', { method: 'POST', route: '/v1/scenarios', status: '201' })).toBe(3)
