@@ -50,7 +50,6 @@ export interface Runner {
 
 const DEFAULT_MAX_ATTEMPTS = 5
 
-
 /** The claim-run-finish engine shared by the long-running runner and runJobsUntilIdle. */
 class Engine {
   readonly workerId = `${hostname()}:${process.pid}:${crypto.randomUUID().slice(0, 8)}`
