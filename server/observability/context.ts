@@ -9,7 +9,6 @@
  * line, the jobs, the deliveries and the webhook's `traceparent` (`00-<trace id>-<span>-<flags>`).
  */
 import { AsyncLocalStorage } from 'node:async_hooks'
-import { randomBytes } from 'node:crypto'
 
 /** What a request (or a job it started) carries through the process. */
 export interface TraceContext {
@@ -63,10 +62,10 @@ export function parseTraceparent(header: string | null | undefined): { traceId: 
   return { traceId, parentId, flags }
 }
 
-/** A fresh span id (16 hex, not all zero). */
+/** A fresh span id (16 hex, not all zero): the random tail of a v4 UUID (Bun batches their entropy; cheaper than randomBytes). */
 export function newSpanId(): string {
-  const id = randomBytes(8).toString('hex')
-  return id === '0000000000000000' ? newSpanId() : id
+  const u = crypto.randomUUID()
+  return u.slice(19, 23) + u.slice(24)
 }
 
 /** A fresh trace id (32 hex, not all zero). */
@@ -79,9 +78,11 @@ export const traceIdAsUuid = (t: string) => `${t.slice(0, 8)}-${t.slice(8, 12)}-
 
 /** The context of an inbound request from its `X-Request-Id` and `traceparent` headers. */
 export function contextFromHeaders(requestIdHeader: string | null, traceparentHeader: string | null): RequestContext {
-  const parent = parseTraceparent(traceparentHeader)
-  const traceId = parent?.traceId ?? newTraceId()
-  const requestId = requestIdHeader && SAFE_ID.test(requestIdHeader) ? requestIdHeader : traceIdAsUuid(traceId)
+  const parent = traceparentHeader === null ? undefined : parseTraceparent(traceparentHeader)
+  // No inbound trace: one fresh UUID is both the request id and (without its dashes) the trace id.
+  const uuid = parent ? undefined : crypto.randomUUID()
+  const traceId = parent?.traceId ?? uuid!.replaceAll('-', '')
+  const requestId = requestIdHeader && SAFE_ID.test(requestIdHeader) ? requestIdHeader : uuid ?? traceIdAsUuid(traceId)
   return { requestId, traceId, spanId: newSpanId(), flags: parent?.flags ?? '01', startedAt: performance.now() }
 }
 
