@@ -12,6 +12,7 @@ import { putBytes, settled, startUpload, textSample } from '../helpers/samples'
 import { onLogLine } from '../../server/observability/log'
 import { credentialIn } from '../helpers/log-hygiene'
 import { parseTraceparent } from '../../server/observability/context'
+import { publishedSet } from '../helpers/underwriting-pack'
 
 setDefaultTimeout(120_000)
 
@@ -181,6 +182,28 @@ describe('metrics', () => {
     expect(sample(after, 'svc_deliveries_total', { channel: 'webhook', outcome: 'delivered', attempt: '1' })).toBe(1)
     expect(sample(after, 'svc_ingestion_pages_total', { source: 'text_layer' })).toBeGreaterThanOrEqual(2)
     expect(sample(after, 'svc_db_pool_connections', { state: 'size' })).toBe(app.config.dbPoolMax)
+  })
+
+  test('evaluations and their jobs are counted by engine and outcome, with durations', async () => {
+    const t = await app.tenant()
+    const key = await app.apiKey(t.id, ['scenarios:write', 'scenarios:read', 'question_sets:write', 'question_sets:read'])
+    const { set } = await publishedSet(app, key)
+    const before = await scrape()
+    const scenario = await call(app.url, 'POST', '/v1/scenarios', { token: key, body: { name: 'Evaluated' } })
+    const run = await call(app.url, 'POST', `/v1/scenarios/${scenario.body.id}/evaluate`, { token: key, body: { question_set_id: set.id } })
+    expect(run.status).toBe(202)
+    const deadline = Date.now() + 20_000
+    while ((await call(app.url, 'GET', `/v1/scenarios/${scenario.body.id}/evaluations/${run.body.id}`, { token: key })).body.status !== 'succeeded') {
+      expect(Date.now()).toBeLessThan(deadline)
+      await Bun.sleep(25)
+    }
+    await Bun.sleep(100)
+    const after = await scrape()
+    const delta = (name: string, labels: Record<string, string>) => sample(after, name, labels) - sample(before, name, labels)
+    expect(delta('svc_evaluations_total', { engine: 'builtin', outcome: 'succeeded' })).toBe(1)
+    expect(delta('svc_evaluation_duration_seconds_count', { engine: 'builtin', outcome: 'succeeded' })).toBe(1)
+    expect(delta('svc_job_runs_total', { kind: 'evaluation_run', outcome: 'succeeded' })).toBe(1)
+    expect(delta('svc_job_duration_seconds_count', { kind: 'evaluation_run' })).toBe(1)
   })
 
   test('label cardinality stays bounded after 10,000 requests to distinct ids', async () => {
