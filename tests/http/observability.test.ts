@@ -181,7 +181,7 @@ describe('metrics', () => {
     expect(sample(after, 'svc_job_runs_total', { kind: 'document_ingestion', outcome: 'succeeded' })).toBeGreaterThanOrEqual(1)
     expect(sample(after, 'svc_deliveries_total', { channel: 'webhook', outcome: 'delivered', attempt: '1' })).toBe(1)
     expect(sample(after, 'svc_ingestion_pages_total', { source: 'text_layer' })).toBeGreaterThanOrEqual(2)
-    expect(sample(after, 'svc_db_pool_connections', { state: 'size' })).toBe(app.config.dbPoolMax)
+    expect(sample(after, 'svc_db_pool_connections', { state: 'size' })).toBe(app.db.embedded ? 1 : app.config.dbPoolMax) // the embedded database is one session
   })
 
   test('evaluations and their jobs are counted by engine and outcome, with durations', async () => {
