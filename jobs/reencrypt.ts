@@ -4,7 +4,7 @@
  * under the new key (values still open with either key meanwhile, so nothing stops). A runner arms
  * it at start whenever previous keys are configured; it runs once and logs what it moved. When its
  * line has been logged (`moved`, `already_current`, `unreadable: 0`), SVC_SECRET_KEY_PREVIOUS can be removed
- * (after the longest-lived cursor or upload URL signed with the old key has expired: an hour for
+ * (after the longest-lived cursor or upload URL signed with the old key has expired: 15 minutes for
  * upload URLs).
  */
 import type { Sql } from '../server/db/connect'
