@@ -17,6 +17,7 @@ import m012 from './012_document_parents.sql' with { type: 'text' }
 import m013 from './013_subscription_tasks.sql' with { type: 'text' }
 import m015 from './015_default_vertical.sql' with { type: 'text' }
 import m016 from './016_billing.sql' with { type: 'text' }
+import m017 from './017_request_trace.sql' with { type: 'text' }
 
 /** One migration: its number, its name and its SQL. */
 export interface Migration { version: number; name: string; sql: string }
@@ -38,4 +39,5 @@ export const MIGRATIONS: Migration[] = [
   { version: 13, name: '013_subscription_tasks', sql: m013 },
   { version: 15, name: '015_default_vertical', sql: m015 },
   { version: 16, name: '016_billing', sql: m016 },
+  { version: 17, name: '017_request_trace', sql: m017 },
 ]

@@ -6,6 +6,7 @@
 import { Elysia } from 'elysia'
 import { ProblemError, problems } from '../http/problem'
 import { problemResponses } from '../http/docs'
+import { contextOfRequest } from '../http/request-id'
 import type { Authenticator, Principal, Role, Scope } from './principal'
 
 /** Who may call a route. Absent members allow nobody of that kind. */
@@ -121,6 +122,8 @@ export function accessControl(authenticate: Authenticator) {
       async transform({ request, params }) {
         if (rule.public) return
         const principal = await authenticate(request.headers.get('authorization'), { admitPerson: rule.invitee === true })
+        // The workspace is known from here on: the access line and later log lines name it.
+        if ('tenantId' in principal && principal.tenantId) contextOfRequest(request).tenantId = principal.tenantId
         authorize(rule, principal, { method: request.method, scenarioId: (params as Record<string, string | undefined>)?.scenarioId })
         resolved.set(request, principal)
       },
