@@ -19,6 +19,7 @@ import { sendEmail, type EnvelopeView } from './email-sender'
 import { workspaceTimeZone } from '../server/local-time'
 import { signatureHeader } from './signing'
 import { DELIVERY_MAX_ATTEMPTS, deliveryBackoffMs } from './backoff'
+import { outgoingTraceparent } from '../server/observability/context'
 import pkg from '../package.json' with { type: 'json' }
 
 /** Why a target is refused without consuming an attempt. */
@@ -27,8 +28,8 @@ export type Refusal = 'refused_http_url' | 'refused_no_signing_secret' | 'refuse
 /** What one attempt came to (the result of `prepare`). */
 export type AttemptOutcome =
   | { kind: 'skip' }
-  | { kind: 'refused'; reason: Refusal; at: Date; durationMs: number }
-  | { kind: 'sent'; ok: boolean; status?: number; error?: string; at: Date; durationMs: number; secretId: string | null }
+  | { kind: 'refused'; reason: Refusal; at: Date; durationMs: number; channel?: string }
+  | { kind: 'sent'; ok: boolean; status?: number; error?: string; at: Date; durationMs: number; secretId: string | null; channel?: string; attempt?: number }
 
 /** Options of the delivery job kind (tests shorten the timeouts). */
 export interface DeliveryKindOptions extends Pick<SenderOptions, 'connectTimeoutMs' | 'totalTimeoutMs'> {
@@ -50,6 +51,9 @@ interface PendingDelivery {
   pinned_secret_id: string | null
   webhook_url: string | null
   email_address: string | null
+  cycle_attempts: number
+  request_id: string | null
+  traceparent: string | null
 }
 
 const caCache = new Map<string, string[] | undefined>()
@@ -73,10 +77,11 @@ type LoadedDelivery = PendingDelivery & { secret_id: string | null; secret_ciphe
 async function readDeliveries(sql: Sql, keys: { tenantId: string; deliveryId: string }[]): Promise<LoadedDelivery[]> {
   return sql<LoadedDelivery[]>`
     select d.id, d.tenant_id, d.status, d.channel, d.body, d.event_type, d.cycle, d.pinned_secret_id, s.webhook_url, s.email_address,
-           usable_secret.id as secret_id, usable_secret.secret_ciphertext
+           d.cycle_attempts, d.request_id, d.traceparent, usable_secret.id as secret_id, usable_secret.secret_ciphertext
     from unnest(${keys.map((k) => k.tenantId)}::uuid[], ${keys.map((k) => k.deliveryId)}::uuid[]) as k(tenant_id, id)
     join lateral (
-      select d.id, d.tenant_id, d.status, d.channel, d.body, d.event_type, d.cycle, d.pinned_secret_id, d.subscription_id
+      select d.id, d.tenant_id, d.status, d.channel, d.body, d.event_type, d.cycle, d.pinned_secret_id, d.subscription_id,
+             d.cycle_attempts, d.request_id, d.traceparent
       from notification_deliveries d
       where d.tenant_id = k.tenant_id and d.id = k.id
       limit 1
@@ -90,11 +95,40 @@ async function readDeliveries(sql: Sql, keys: { tenantId: string; deliveryId: st
     ${usableSecretJoin(sql, 'd.tenant_id', 'd.pinned_secret_id')}`
 }
 
-/** Makes one attempt of the delivery a job names; never throws for a peer's failure. */
+/** Makes one attempt (see attemptOnce), noting its channel and number for the metrics and the log. */
 async function attempt(job: ClaimedJob, deps: AppDeps, opts: DeliveryKindOptions): Promise<AttemptOutcome> {
+  const outcome = await attemptOnce(job, deps, opts)
+  if (outcome.kind === 'skip') return outcome
+  const d = job.loaded as LoadedDelivery | undefined
+  outcome.channel = d?.channel ?? 'webhook'
+  if (outcome.kind === 'sent') outcome.attempt = (d?.cycle_attempts ?? 0) + 1
+  return outcome
+}
+
+/** Counts and logs a recorded outcome (after its transaction: a lost job records nothing). */
+function observe(deps: AppDeps, job: ClaimedJob, outcome: AttemptOutcome, deadLettered = false): void {
+  if (outcome.kind === 'skip') return
+  const channel = outcome.channel ?? 'webhook'
+  const { deliveryId } = job.payload as { deliveryId: string }
+  if (outcome.kind === 'refused') {
+    deps.metrics.delivery(channel, 'refused', 1)
+    deps.log.warn('delivery refused', { delivery_id: deliveryId, channel, reason: outcome.reason })
+    return
+  }
+  const result = outcome.ok ? 'delivered' : deadLettered ? 'dead_lettered' : 'failed'
+  deps.metrics.delivery(channel, result, outcome.attempt ?? 1)
+  deps.log.log(result === 'dead_lettered' ? 'warn' : 'info', `delivery ${result}`, {
+    delivery_id: deliveryId, channel, attempt: outcome.attempt, response_status: outcome.status, duration_ms: outcome.durationMs,
+    ...(outcome.error ? { error: outcome.error } : {}),
+  })
+}
+
+/** Makes one attempt of the delivery a job names; never throws for a peer's failure. */
+async function attemptOnce(job: ClaimedJob, deps: AppDeps, opts: DeliveryKindOptions): Promise<AttemptOutcome> {
   const { deliveryId, cycle } = job.payload as { deliveryId: string; cycle?: number }
   // Read at claim time with the rest of the batch (a claimed delivery does not change meanwhile), or now.
   const d = (job.loaded as LoadedDelivery | undefined) ?? (await readDeliveries(deps.sql, [{ tenantId: job.tenantId!, deliveryId }]))[0]
+  job.loaded = d
   if (!d || d.status !== 'pending' || (cycle !== undefined && d.cycle !== cycle)) return { kind: 'skip' }
   const at = new Date()
   const started = performance.now()
@@ -109,7 +143,7 @@ async function attempt(job: ClaimedJob, deps: AppDeps, opts: DeliveryKindOptions
   let url: URL
   try { url = new URL(d.webhook_url!) } catch { return { kind: 'refused', reason: 'refused_http_url', at, durationMs: took() } }
   if (url.protocol !== 'https:') return { kind: 'refused', reason: 'refused_http_url', at, durationMs: took() }
-  const secret = openUsableSecret(deps.secretKey, d.tenant_id, d)
+  const secret = openUsableSecret([deps.secretKey, ...deps.previousSecretKeys], d.tenant_id, d)
   if (!secret) return { kind: 'refused', reason: 'refused_no_signing_secret', at, durationMs: took() }
   const checked = await checkTarget(url.hostname, allowListOf(deps.config.webhookUnsafeAllowAddresses))
   if (!checked.ok && checked.refused) return { kind: 'refused', reason: 'refused_private_address', at, durationMs: took() }
@@ -119,6 +153,8 @@ async function attempt(job: ClaimedJob, deps: AppDeps, opts: DeliveryKindOptions
     'svc-signature': signatureHeader(secret.secret, d.body),
     'svc-delivery-id': d.id,
     'svc-event-type': d.event_type,
+    // The trace of the request that ended the task, a span of this attempt's own.
+    traceparent: outgoingTraceparent(d.traceparent),
   }, { connectTimeoutMs: opts.connectTimeoutMs, totalTimeoutMs: opts.totalTimeoutMs, extraCa: caFor(deps.config.webhookCaFile), userAgent: `underwriting-case-service/${pkg.version} (webhooks)` })
   const ok = result.status !== undefined && result.status >= 200 && result.status < 300
   return {
@@ -134,8 +170,8 @@ async function attempt(job: ClaimedJob, deps: AppDeps, opts: DeliveryKindOptions
  * outcome is one statement (update the pending delivery of this cycle, insert the history row from
  * it); a failure also decides between the next attempt and the dead letter.
  */
-async function record(tx: Tx, job: ClaimedJob, deps: AppDeps, outcome: AttemptOutcome): Promise<void> {
-  if (outcome.kind === 'skip') return
+async function record(tx: Tx, job: ClaimedJob, deps: AppDeps, outcome: AttemptOutcome): Promise<boolean> {
+  if (outcome.kind === 'skip') return false
   const { deliveryId, cycle } = job.payload as { deliveryId: string; cycle?: number }
   const tenantId = job.tenantId!
   const attemptId = Bun.randomUUIDv7()
@@ -153,7 +189,7 @@ async function record(tx: Tx, job: ClaimedJob, deps: AppDeps, outcome: AttemptOu
         where tenant_id = ${tenantId} and id = ${deliveryId} and status = 'pending' ${ofThisCycle}
         returning tenant_id, id, cycle)
       ${history('d', false, null, outcome.reason)}`
-    return
+    return false
   }
   if (outcome.ok) {
     await tx`
@@ -164,13 +200,13 @@ async function record(tx: Tx, job: ClaimedJob, deps: AppDeps, outcome: AttemptOu
         where tenant_id = ${tenantId} and id = ${deliveryId} and status = 'pending' ${ofThisCycle}
         returning tenant_id, id, cycle)
       ${history('d', true, outcome.status ?? null, null)}`
-    return
+    return false
   }
 
   const [d] = await tx<{ cycle: number; cycle_attempts: number }[]>`
     select cycle, cycle_attempts from notification_deliveries
     where tenant_id = ${tenantId} and id = ${deliveryId} and status = 'pending' ${ofThisCycle} for update`
-  if (!d) return
+  if (!d) return false
   const used = d.cycle_attempts + 1
   const exhausted = used >= DELIVERY_MAX_ATTEMPTS
   const next = exhausted ? null : new Date(Date.now() + deliveryBackoffMs(used, deps.config.webhookRetryInitialMs))
@@ -184,6 +220,8 @@ async function record(tx: Tx, job: ClaimedJob, deps: AppDeps, outcome: AttemptOu
       returning tenant_id, id, cycle)
     ${history('d', true, outcome.status ?? null, outcome.error ?? null)}`
   if (next) await enqueueJob(tx, { kind: DELIVERY_JOB_KIND, tenantId, payload: { deliveryId, cycle: d.cycle }, runAt: next })
+  if (outcome.kind === 'sent') outcome.attempt = used
+  return exhausted
 }
 
 /**
@@ -237,8 +275,18 @@ export function deliveryJobKind(opts: DeliveryKindOptions = {}): JobKind {
       for (const j of jobs) j.loaded = byId.get((j.payload as { deliveryId: string }).deliveryId)
     },
     prepare: (job, deps) => attempt(job, deps, opts),
-    finishInOneStatement: (sql, job, _deps, done) => recordInOneStatement(sql, job, job.prepared as AttemptOutcome, done),
-    handler: (tx, job, deps) => record(tx, job, deps, job.prepared as AttemptOutcome),
+    async finishInOneStatement(sql, job, deps, done) {
+      const result = await recordInOneStatement(sql, job, job.prepared as AttemptOutcome, done)
+      if (result === 'finished') observe(deps, job, job.prepared as AttemptOutcome)
+      return result
+    },
+    async handler(tx, job, deps) {
+      const outcome = job.prepared as AttemptOutcome
+      const deadLettered = await record(tx, job, deps, outcome)
+      // Counted inside the job's transaction: one that then fails to commit is retried and counted
+      // again (the metric counts attempts made, like the send itself, which happened either way).
+      observe(deps, job, outcome, deadLettered)
+    },
     async onGiveUp(tx, job) {
       await tx`
         update notification_deliveries

@@ -16,6 +16,7 @@ import { DIFF_RUN, diffRunJobKind } from '../server/authoring/diff-run'
 import { STRUCTURE_TASK, structureTaskJobKind } from '../server/authoring/structure'
 import { BILLING_RECONCILIATION, billingReconciliationJobKind } from '../server/billing/reconciliation'
 import { readUploadedInvoice } from '../server/billing/invoice-upload'
+import { REENCRYPT_JOB_KIND, reencryptJobKind } from './reencrypt'
 
 /** Every job kind the runner knows. */
 export const JOB_KINDS: Record<string, JobKind> = {
@@ -30,4 +31,5 @@ export const JOB_KINDS: Record<string, JobKind> = {
   [DIFF_RUN]: diffRunJobKind(),
   [STRUCTURE_TASK]: structureTaskJobKind(),
   [BILLING_RECONCILIATION]: billingReconciliationJobKind(readUploadedInvoice),
+  [REENCRYPT_JOB_KIND]: reencryptJobKind(),
 }

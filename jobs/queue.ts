@@ -2,7 +2,8 @@
  * Enqueuing jobs. A job is written in the caller's transaction, so it exists exactly when the
  * caller's own writes commit (the transactional outbox of the architecture).
  */
-import type { Tx } from '../server/db/connect'
+import type { Sql, Tx } from '../server/db/connect'
+import { currentContext, traceparentOf } from '../server/observability/context'
 
 /** A job to run: its kind (a key of JOB_KINDS), workspace, payload and earliest start. */
 export interface JobInput { kind: string; tenantId: string | null; payload: Record<string, unknown>; runAt?: Date }
@@ -26,17 +27,36 @@ export function onLocalEnqueue(wake: () => void): () => void {
 
 const wakeLocal = () => { for (const wake of localRunners) wake() }
 
-/** Enqueues a job in the caller's transaction (so the job exists iff the caller's writes commit). */
+/**
+ * Enqueues a job in the caller's transaction (so the job exists iff the caller's writes commit).
+ * The job keeps the request id and `traceparent` of the request (or job) that enqueues it, so its
+ * log lines, the jobs it enqueues in turn and the deliveries it writes carry them too.
+ */
 export async function enqueueJob(tx: Tx, job: JobInput): Promise<string> {
   const id = Bun.randomUUIDv7()
+  const ctx = currentContext()
   // The notification is delivered at commit: runners listening wake at once instead of at their next poll.
   await tx`
     with job as (
-      insert into jobs (id, kind, tenant_id, payload, run_at)
-      values (${id}, ${job.kind}, ${job.tenantId}, ${tx.json(job.payload as never)}, coalesce(${job.runAt ?? null}::timestamptz, now()))
+      insert into jobs (id, kind, tenant_id, payload, run_at, request_id, traceparent)
+      values (${id}, ${job.kind}, ${job.tenantId}, ${tx.json(job.payload as never)}, coalesce(${job.runAt ?? null}::timestamptz, now()),
+              ${ctx?.requestId ?? null}, ${ctx ? traceparentOf(ctx) : null})
       returning run_at
     )
     select pg_notify(${JOBS_CHANNEL}, '') from job where run_at <= now()`
   if (localRunners.size > 0 && !job.runAt) for (const ms of [5, 30, 120]) setTimeout(wakeLocal, ms)
   return id
+}
+
+/**
+ * Runnable jobs by kind (due, not dead, not leased) and the age of the oldest, for the metrics
+ * scrape. Reads the due-jobs index only.
+ */
+export async function queueDepth(sql: Sql): Promise<{ kind: string; runnable: number; oldestAgeSeconds: number }[]> {
+  const rows = await sql<{ kind: string; runnable: number; age: number }[]>`
+    select kind, count(*)::int as runnable, coalesce(extract(epoch from now() - min(run_at)), 0)::float8 as age
+    from jobs
+    where dead_at is null and run_at <= now() and (locked_until is null or locked_until < now())
+    group by kind`
+  return rows.map((r) => ({ kind: r.kind, runnable: r.runnable, oldestAgeSeconds: Math.max(0, r.age) }))
 }

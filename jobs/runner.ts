@@ -21,7 +21,9 @@ import type { ClaimedJob, JobKind } from './types'
 import { JOB_KINDS } from './handlers'
 import { jobBackoffMs } from './backoff'
 import { armMaintenance } from './maintenance'
+import { armReencryption } from './reencrypt'
 import { JOBS_CHANNEL, onLocalEnqueue } from './queue'
+import { contextFromStored, runWithContext } from '../server/observability/context'
 
 /** Options of a runner; unset ones come from the configuration (SVC_JOB_*). */
 export interface RunnerOptions {
@@ -48,9 +50,6 @@ export interface Runner {
 
 const DEFAULT_MAX_ATTEMPTS = 5
 
-const defaultLog: NonNullable<RunnerOptions['log']> = (level, message, extra = {}) =>
-  console.log(JSON.stringify({ level, time: new Date().toISOString(), message, ...extra }))
-
 /** The claim-run-finish engine shared by the long-running runner and runJobsUntilIdle. */
 class Engine {
   readonly workerId = `${hostname()}:${process.pid}:${crypto.randomUUID().slice(0, 8)}`
@@ -64,27 +63,36 @@ class Engine {
   constructor(readonly deps: AppDeps, opts: RunnerOptions) {
     this.kinds = opts.kinds ?? JOB_KINDS
     this.leaseMs = opts.leaseMs ?? deps.config.jobLeaseMs ?? 60_000
-    this.log = opts.log ?? defaultLog
+    this.log = opts.log ?? ((level, message, extra) => deps.log.log(level, message, extra))
   }
 
   /** Claims up to `n` due jobs for this worker. */
   async claim(n: number): Promise<ClaimedJob[]> {
     if (n <= 0) return []
     const { sql } = this.deps
-    const rows = await sql<{ id: string; kind: string; tenant_id: string | null; payload: Record<string, any>; attempts: number; last_error: string | null }[]>`
+    const rows = await sql<{ id: string; kind: string; tenant_id: string | null; payload: Record<string, any>; attempts: number; last_error: string | null; request_id: string | null; traceparent: string | null; lease_expired: boolean }[]>`
       update jobs j
       set locked_by = ${this.workerId}, locked_until = now() + make_interval(secs => ${this.leaseMs / 1000}),
           attempts = j.attempts + 1, updated_at = now()
       from (
-        select id from jobs
+        -- A lease still set here lapsed: every normal end of a run clears it.
+        select id, locked_until is not null as lease_expired from jobs
         where dead_at is null and run_at <= now() and (locked_until is null or locked_until < now())
         order by run_at
         limit ${n}
         for update skip locked
       ) due
       where j.id = due.id
-      returning j.id, j.kind, j.tenant_id, j.payload, j.attempts, j.last_error`
-    const claimed: ClaimedJob[] = rows.map((r) => ({ id: r.id, kind: r.kind, tenantId: r.tenant_id, payload: r.payload, attempts: r.attempts }))
+      returning j.id, j.kind, j.tenant_id, j.payload, j.attempts, j.last_error, j.request_id, j.traceparent, due.lease_expired`
+    const claimed: ClaimedJob[] = rows.map((r) => ({
+      id: r.id, kind: r.kind, tenantId: r.tenant_id, payload: r.payload, attempts: r.attempts,
+      ...(r.request_id ? { requestId: r.request_id } : {}), ...(r.traceparent ? { traceparent: r.traceparent } : {}),
+    }))
+    for (const r of rows) {
+      if (!r.lease_expired) continue
+      this.deps.metrics.jobLeaseExpired(r.kind)
+      this.log('warn', 'job lease lapsed; claimed again', { job_id: r.id, kind: r.kind, attempts: r.attempts, request_id: r.request_id ?? undefined })
+    }
     // An attempt counts when it is claimed. A job claimed past its limit had its last run end with
     // its worker or its whole process (a crash never throws): it is dead, not run again.
     const jobs: ClaimedJob[] = []
@@ -94,7 +102,7 @@ class Engine {
       if (job.attempts <= max) { jobs.push(job); continue }
       job.attempts = max // this claim is not an attempt: the record keeps the limit
       job.giveUpReason = `worker crashed: the process running the job ended during its last attempt (${max} attempts)`
-      await this.giveUp(job, kind, job.giveUpReason).catch((e) =>
+      await this.inContext(job, () => this.giveUp(job, kind, job.giveUpReason!)).catch((e) =>
         this.log('error', 'job give-up failed', { job_id: job.id, kind: job.kind, error: String((e as Error)?.message ?? e) }))
     }
     // Kinds with a batch read get one query for all their jobs of this claim.
@@ -107,6 +115,15 @@ class Engine {
 
   /** Jobs in their working phase: a prepare step, or a handler of a kind without one. */
   working = 0
+
+  /**
+   * Runs `fn` in the trace context of the request that enqueued the job (when it has one): its log
+   * lines carry the request id, and the jobs and deliveries it writes keep it.
+   */
+  inContext<T>(job: ClaimedJob, fn: () => T): T {
+    const ctx = contextFromStored(job.requestId ?? null, job.traceparent ?? null, job.tenantId)
+    return ctx ? runWithContext(ctx, fn) : fn()
+  }
 
   /**
    * Starts running a claimed job; the promise settles when the job is finished, retried or lost.
@@ -122,7 +139,7 @@ class Engine {
       this.working--
       onWorkDone()
     }
-    const p = this.run(job, workDone).catch((e) => {
+    const p = this.inContext(job, () => this.run(job, workDone)).catch((e) => {
       // Neither the finish nor the retry could be written (the database is away): hand the job
       // back as soon as the database answers again, rather than when its lease lapses.
       this.log('warn', 'job runner failure; handing the job back once the database answers', { job_id: job.id, kind: job.kind, error: String((e as Error)?.message ?? e) })
@@ -136,6 +153,13 @@ class Engine {
   async run(job: ClaimedJob, workDone: () => void = () => {}): Promise<void> {
     const kind = this.kinds[job.kind]
     const { sql } = this.deps
+    const started = performance.now()
+    const ended = (outcome: 'succeeded' | 'lost') => {
+      const seconds = (performance.now() - started) / 1000
+      this.deps.metrics.jobRun(job.kind, outcome, seconds)
+      this.log(outcome === 'succeeded' ? 'info' : 'warn', outcome === 'succeeded' ? 'job finished' : 'job lost to another worker (its lease had lapsed)',
+        { job_id: job.id, kind: job.kind, attempts: job.attempts, duration_ms: Math.round(seconds * 1000) })
+    }
     try {
       if (!kind) throw new Error(`no handler for job kind ${job.kind}`)
       if (kind.prepare) {
@@ -144,8 +168,10 @@ class Engine {
       }
       if (kind.finishInOneStatement && kind.repeatEveryMs === undefined) {
         const done = sql`delete from jobs where id = ${job.id} and locked_by = ${this.workerId} returning id`
-        if ((await kind.finishInOneStatement(sql, job, this.deps, done)) !== 'fallback') return
+        const result = await kind.finishInOneStatement(sql, job, this.deps, done)
+        if (result !== 'fallback') return ended(result === 'finished' ? 'succeeded' : 'lost')
       }
+      let owned = false
       await sql.begin(async (tx) => {
         // Finish first, only if this worker still owns the job (a worker whose lease was taken over
         // finishes nothing); the row stays locked, and a throwing handler rolls the finish back.
@@ -156,9 +182,12 @@ class Engine {
               where id = ${job.id} and locked_by = ${this.workerId} returning id`
           : await tx`delete from jobs where id = ${job.id} and locked_by = ${this.workerId} returning id`
         if (!own) return
+        owned = true
         await kind.handler(tx, job, this.deps)
       })
+      ended(owned ? 'succeeded' : 'lost')
     } catch (e) {
+      this.deps.metrics.jobRun(job.kind, job.attempts >= (kind?.maxAttempts ?? DEFAULT_MAX_ATTEMPTS) ? 'dead' : 'retried', (performance.now() - started) / 1000)
       await this.fail(job, kind, e)
     }
   }
@@ -280,6 +309,10 @@ export function startRunner(deps: AppDeps, opts: RunnerOptions = {}): Runner {
     .catch((e) => engine.log('warn', 'job notifications unavailable; polling only', { error: String((e as Error)?.message ?? e) }))
   const loop = (async () => {
     await armMaintenance(deps.sql).catch((e) => engine.log('warn', 'could not arm the maintenance job', { error: String((e as Error)?.message ?? e) }))
+    // A key rotation in progress: move stored secrets to the current key.
+    if (deps.previousSecretKeys.length > 0) {
+      await armReencryption(deps.sql).catch((e) => engine.log('warn', 'could not arm the secret key re-encryption', { error: String((e as Error)?.message ?? e) }))
+    }
     while (!stopping) {
       fill()
       // Keep up to one batch queued beyond the running jobs; refill once the queue runs low.

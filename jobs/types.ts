@@ -13,6 +13,9 @@ export interface ClaimedJob {
   tenantId: string | null
   payload: Record<string, any>
   attempts: number
+  /** The request id and W3C traceparent of the request (or job) that enqueued this job, when it had one. */
+  requestId?: string
+  traceparent?: string
   /** What the kind's `prepare` step returned (only for kinds that have one). */
   prepared?: unknown
   /** What the kind's batch `load` attached at claim time (only for kinds that have one). */

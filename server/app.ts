@@ -5,6 +5,7 @@
 import { Elysia } from 'elysia'
 import type { AppDeps } from './deps'
 import { requestId } from './http/request-id'
+import { observeHttp } from './observability/http'
 import { problemErrors } from './http/errors'
 import { RouteMethods } from './http/methods'
 import { jsonBody } from './http/body'
@@ -45,6 +46,7 @@ export function createApp(deps: AppDeps) {
   // mirror reads a string as an array of characters and points inside it).
   const app = new Elysia({ name: 'svc', normalize: 'typebox' })
     .use(requestId)
+    .use(observeHttp({ log: deps.log, metrics: deps.metrics, accessLog: deps.config.accessLog }))
     .use(problemErrors(methods))
     .use(jsonBody(deps.config.maxJsonBodyBytes))
     .use(healthRoutes(deps))

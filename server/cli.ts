@@ -181,7 +181,7 @@ export async function runCli(argv: string[]): Promise<number> {
   try {
     const config = loadConfig()
     try {
-      db = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, max: 2 })
+      db = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, max: 2, prepare: config.dbPrepare })
       outcome = await executeCommand(db, argv)
     } catch (e) {
       if (!(e instanceof EmbeddedDatabaseInUse)) throw e

@@ -68,6 +68,19 @@ export interface Config {
   maxUploadBytes: number
   /** How document parsing is isolated and bounded (SVC_PARSE_*). */
   parse: ParseConfig
+  /** Lowest level logged (SVC_LOG_LEVEL: debug, info, warn, error; default info). */
+  logLevel: 'debug' | 'info' | 'warn' | 'error'
+  /** One access line per request (SVC_ACCESS_LOG, default on). */
+  accessLog: boolean
+  /** The metrics listener's port (SVC_METRICS_PORT; unset: no listener, 0: any free port) and interface (SVC_METRICS_HOST, default HOST). */
+  metricsPort: number | undefined
+  metricsHost: string
+  /** Named prepared statements (SVC_DB_PREPARE, default on); off for a transaction-mode pooler. */
+  dbPrepare: boolean
+  /** Where LISTEN connects (DATABASE_LISTEN_URL: session-mode pooler or the server itself); default DATABASE_URL. */
+  databaseListenUrl: string | undefined
+  /** Earlier service keys (SVC_SECRET_KEY_PREVIOUS, comma-separated): accepted to decrypt and verify while `svc secret-key reencrypt` moves data to the current key. */
+  previousSecretKeys: Uint8Array[]
 }
 
 /** Document parsing: worker processes and the limits each document is read within. */
@@ -149,9 +162,10 @@ const oneOf = <T extends string>(env: Env, name: string, values: readonly T[], d
   return v as T
 }
 
-const bool = (env: Env, name: string): boolean => {
+const bool = (env: Env, name: string, dflt = false): boolean => {
   const v = str(env, name)
-  if (v === undefined || v === '0' || v === 'false') return false
+  if (v === undefined) return dflt
+  if (v === '0' || v === 'false') return false
   if (v === '1' || v === 'true') return true
   return fail(name, `must be 1 or 0, got "${v}"`)
 }
@@ -208,6 +222,19 @@ export function loadConfig(env: Env = process.env): Config {
         secretAccessKey: str(env, 'SVC_S3_SECRET_ACCESS_KEY')!,
       }
     : undefined
+  const previousSecretKeys = (str(env, 'SVC_SECRET_KEY_PREVIOUS') ?? '').split(',').map((k) => k.trim()).filter(Boolean).map((k) => {
+    const key = new Uint8Array(Buffer.from(k, 'base64'))
+    if (key.length !== 32) fail('SVC_SECRET_KEY_PREVIOUS', 'must list 32-byte keys encoded as base64, separated by commas')
+    return key
+  })
+  if (previousSecretKeys.length > 0 && secretKey === undefined) fail('SVC_SECRET_KEY_PREVIOUS', 'needs SVC_SECRET_KEY (the key data is moved to)')
+  const metricsPort = str(env, 'SVC_METRICS_PORT') === undefined ? undefined : int(env, 'SVC_METRICS_PORT', 0, 0, 65535)
+  if (metricsPort !== undefined && metricsPort !== 0 && metricsPort === port) fail('SVC_METRICS_PORT', 'must differ from PORT (metrics are never served on the public listener)')
+  const databaseListenUrl = str(env, 'DATABASE_LISTEN_URL')
+  if (databaseListenUrl !== undefined) {
+    if (!/^postgres(ql)?:\/\//.test(databaseListenUrl)) fail('DATABASE_LISTEN_URL', 'must be a postgres:// connection string')
+    try { connectionOptions(databaseListenUrl) } catch (e) { fail('DATABASE_LISTEN_URL', (e as Error).message) }
+  }
   const databaseUrl = str(env, 'DATABASE_URL')
   if (databaseUrl !== undefined && !/^postgres(ql)?:\/\//.test(databaseUrl)) fail('DATABASE_URL', 'must be a postgres:// connection string')
   if (databaseUrl !== undefined) {
@@ -277,5 +304,12 @@ export function loadConfig(env: Env = process.env): Config {
       emailMaxAttachmentMb: int(env, 'SVC_EMAIL_MAX_ATTACHMENT_MB', 50, 1, 5120),
       emailMaxDepth: int(env, 'SVC_EMAIL_MAX_DEPTH', 3, 1, 20),
     },
+    logLevel: oneOf(env, 'SVC_LOG_LEVEL', ['debug', 'info', 'warn', 'error'] as const, 'info'),
+    accessLog: bool(env, 'SVC_ACCESS_LOG', true),
+    metricsPort,
+    metricsHost: str(env, 'SVC_METRICS_HOST') ?? host,
+    dbPrepare: bool(env, 'SVC_DB_PREPARE', true),
+    databaseListenUrl,
+    previousSecretKeys,
   }
 }

@@ -10,6 +10,8 @@ import type { BlobStore } from './storage/blob-store'
 import type { CaseEvents } from './events'
 import type { DocumentParser } from './documents/parsing/parser-pool'
 import type { CacheRegistry } from './auth/credential-cache'
+import type { Logger } from './observability/log'
+import type { Metrics } from './observability/metrics'
 
 /** The dependencies of every route plugin. */
 export interface AppDeps {
@@ -20,6 +22,15 @@ export interface AppDeps {
   mailer: Mailer
   /** The service key (32 bytes); derive purpose keys with deriveKey(). */
   secretKey: Uint8Array
+  /**
+   * Earlier service keys (SVC_SECRET_KEY_PREVIOUS), newest first: accepted to decrypt and to verify
+   * signatures (cursors, upload URLs) while data moves to `secretKey`; never used to encrypt or sign.
+   */
+  previousSecretKeys: Uint8Array[]
+  /** The process's one logger (JSON lines; request_id, trace_id and tenant_id from the trace context). */
+  log: Logger
+  /** The Prometheus metric families (served on SVC_METRICS_PORT when set). */
+  metrics: Metrics
   /** True when the database answers and migrations are current (for /readyz). */
   ready: () => Promise<boolean>
   /** True once the process has started to drain (readyz then answers 503). */

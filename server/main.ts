@@ -11,9 +11,8 @@ import { createApp } from './app'
 import { wireDeps } from './wiring'
 import { startRunner } from '../jobs/runner'
 import { SERVER_BODY_LIMIT } from './http/body'
-
-const log = (level: string, message: string, extra: Record<string, unknown> = {}) =>
-  console.log(JSON.stringify({ level, time: new Date().toISOString(), message, ...extra }))
+import { createLogger, flushLogs } from './observability/log'
+import { serveMetrics } from './observability/metrics'
 
 async function start() {
   let config: Config
@@ -27,12 +26,14 @@ async function start() {
     throw e
   }
   const workerOnly = process.argv.includes('--worker')
+  const logger = createLogger({ level: config.logLevel })
+  const log = (level: 'info' | 'warn' | 'error', message: string, extra: Record<string, unknown> = {}) => logger.log(level, message, extra)
   if (config.webhookUnsafeAllowAddresses.length > 0) {
     log('warn', 'SVC_WEBHOOK_UNSAFE_ALLOW_ADDRESSES is set: webhook targets at these addresses bypass the private-address refusal; never use this in production', { addresses: config.webhookUnsafeAllowAddresses })
   }
   let db: Database
   try {
-    db = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, max: config.dbPoolMax })
+    db = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, max: config.dbPoolMax, prepare: config.dbPrepare, listenUrl: config.databaseListenUrl })
   } catch (e) {
     if (!(e instanceof EmbeddedDatabaseInUse)) throw e
     // PGlite is one session: a second service or worker process cannot share it. `bun run start`
@@ -45,13 +46,15 @@ async function start() {
   if (applied.length) log('info', 'migrations applied', { versions: applied })
 
   let draining = false
-  const deps = wireDeps(config, db, () => draining)
+  const deps = wireDeps(config, db, () => draining, { log: logger })
+  const metricsServer = config.metricsPort !== undefined ? serveMetrics(deps.metrics, config.metricsPort, config.metricsHost) : undefined
+  if (metricsServer) log('info', 'metrics listening', { url: `http://${config.metricsHost}:${metricsServer.port}/metrics` })
   const server = workerOnly
     ? undefined
     : createApp(deps).listen({ port: config.port, hostname: config.host, maxRequestBodySize: SERVER_BODY_LIMIT })
   if (server) log('info', 'listening', { url: `http://${config.host}:${server.server!.port}`, database: db.embedded ? 'embedded' : 'postgresql' })
   else log('info', 'worker started', { database: db.embedded ? 'embedded' : 'postgresql' })
-  const runner = startRunner(deps, { log })
+  const runner = startRunner(deps)
   deps.parser.warm()
   log('info', 'job runner started', { worker_id: runner.workerId, concurrency: config.jobConcurrency })
 
@@ -65,7 +68,9 @@ async function start() {
     await deps.parser.close()
     log('info', 'job runner drained', { worker_id: runner.workerId })
     closeControlSocket()
+    metricsServer?.stop()
     await db.close()
+    flushLogs()
     process.exit(0)
   }
   process.on('SIGTERM', () => void shutdown('SIGTERM'))

@@ -17,30 +17,46 @@ import { createBlobStore } from './storage'
 import { createCaseEvents } from './events'
 import { configureLinkBases } from './notifications/envelope'
 import { createParserPool } from './documents/parsing/parser-pool'
+import { createLogger, setDefaultLogger, type Logger } from './observability/log'
+import { createMetrics, type Metrics } from './observability/metrics'
+import { queueDepth } from '../jobs/queue'
+
+/** What a caller may supply instead of the defaults (tests: a quieter logger). */
+export interface WireOptions { log?: Logger; metrics?: Metrics }
 
 /** Builds AppDeps; `draining` reports whether the process has begun to shut down. */
-export function wireDeps(config: Config, db: Database, draining: () => boolean = () => false): AppDeps {
-  const secretKey = loadSecretKey(config.secretKey, config.dataDir, (line) => console.warn(JSON.stringify({ level: 'warn', message: line })))
+export function wireDeps(config: Config, db: Database, draining: () => boolean = () => false, opts: WireOptions = {}): AppDeps {
+  const log = opts.log ?? createLogger({ level: config.logLevel })
+  setDefaultLogger(log)
+  // Metrics are recorded only when they are served (SVC_METRICS_PORT): off, every helper is a no-op.
+  const metrics = opts.metrics ?? createMetrics(config.metricsPort !== undefined)
+  metrics.setCollectors({ queue: () => queueDepth(db.sql), pool: () => db.poolStats() })
+  const secretKey = loadSecretKey(config.secretKey, config.dataDir, (line) => log.warn(line))
+  const previousSecretKeys = config.previousSecretKeys
   configureLinkBases({ baseUrl: config.baseUrl, uiBaseUrl: config.uiBaseUrl })
   if (!db.embedded) {
-    listenForCredentialChanges(db.sql).catch((e) => console.warn(JSON.stringify({ level: 'warn', message: 'credential change notifications unavailable; cached credentials lapse after 5 s', error: String(e) })))
+    listenForCredentialChanges(db.listenSql).catch((e) => log.warn('credential change notifications unavailable; cached credentials lapse after 5 s', { error: String(e) }))
   }
   const verifyToken = config.oidcIssuer ? createTokenVerifier(config.oidcIssuer, config.oidcAudience ?? [], config.oidcOrgClaim) : undefined
   const caches = new CacheRegistry()
+  const events = createCaseEvents({ sql: db.sql, listenSql: db.listenSql, embedded: db.embedded })
+  metrics.setCollectors({ sseStreams: () => events.streams.size })
   return {
     caches,
     config,
     sql: db.sql,
-    cursors: new Cursors(deriveKey(secretKey, 'cursor')),
+    cursors: new Cursors(deriveKey(secretKey, 'cursor'), previousSecretKeys.map((k) => deriveKey(k, 'cursor'))),
     mailer: createMailer({ smtpUrl: config.smtpUrl, from: config.mailFrom, dataDir: config.dataDir }),
     secretKey,
+    previousSecretKeys,
+    log,
+    metrics,
     authenticate: createAuthenticator({ sql: db.sql, verifyToken, operatorSubjects: config.operatorSubjects, resolveEmbedSession: createEmbedSessionResolver(db.sql), caches }),
     ready: () => migrationsCurrent(db.sql),
     draining,
     blobs: createBlobStore(config, secretKey),
-    events: createCaseEvents({ sql: db.sql, embedded: db.embedded }),
+    events,
     listen: (channel, fn) => db.listen(channel, fn),
-    parser: createParserPool(config.parse, (level, message, extra = {}) =>
-      console.log(JSON.stringify({ level, time: new Date().toISOString(), message, ...extra }))),
+    parser: createParserPool(config.parse, (level, message, extra = {}) => log.log(level, message, extra)),
   }
 }

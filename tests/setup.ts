@@ -1,5 +1,14 @@
 // Preloaded by bunfig.toml: HTTP test files start an app and a database in beforeAll, which can
 // take several seconds on a busy two-core machine.
-import { setDefaultTimeout } from 'bun:test'
+// It also watches every log line of the run for credentials (tests/helpers/log-hygiene.ts): the
+// preload's afterAll runs once after the last file and fails the run on any.
+import { afterAll, setDefaultTimeout } from 'bun:test'
+import { logViolations, watchLogs } from './helpers/log-hygiene'
 
 setDefaultTimeout(60_000)
+watchLogs()
+
+afterAll(() => {
+  const found = logViolations()
+  if (found.length > 0) throw new Error(`${found.length} log line(s) carried a credential:\n${found.slice(0, 10).join('\n')}`)
+})

@@ -6,9 +6,9 @@
 import { Elysia } from 'elysia'
 import { ProblemError, problems } from '../http/problem'
 import { problemResponses } from '../http/docs'
+import { contextOfRequest, requestIdOf } from '../http/request-id'
 import type { Authenticator, Principal, Role, Scope } from './principal'
 import type { BreakGlassRead } from './break-glass-access'
-import { requestIdOf } from '../http/request-id'
 
 /** Who may call a route. Absent members allow nobody of that kind. */
 export interface AccessRule {
@@ -144,6 +144,8 @@ export function accessControl(authenticate: Authenticator) {
         if (rule.public) return
         const breakGlass = rule.breakGlass && request.method === 'GET' ? breakGlassRead(request) : undefined
         const principal = await authenticate(request.headers.get('authorization'), { admitPerson: rule.invitee === true, breakGlass })
+        // The workspace is known from here on: the access line and later log lines name it.
+        if ('tenantId' in principal && principal.tenantId) contextOfRequest(request).tenantId = principal.tenantId
         authorize(rule, principal, { method: request.method, scenarioId: (params as Record<string, string | undefined>)?.scenarioId })
         resolved.set(request, principal)
       },

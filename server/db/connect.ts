@@ -14,7 +14,15 @@ export type Tx = postgres.TransactionSql<{}> | Sql
 /** An open database: the SQL client, whether it is embedded, and how to close it. */
 export interface Database {
   sql: Sql
+  /**
+   * The client whose `listen()` holds this process's LISTEN connection: DATABASE_LISTEN_URL's (a
+   * session-mode pooler or the server itself) when set, else `sql`. LISTEN needs a session; every
+   * other statement runs through `sql`, which may be a transaction-mode pooler.
+   */
+  listenSql: Sql
   embedded: boolean
+  /** The pool's state for metrics (undefined when the client does not report it). */
+  poolStats(): { size: number; inUse: number; idle: number; waiting: number } | undefined
   /** Calls `fn` on each NOTIFY of `channel` (PostgreSQL: a LISTEN connection; embedded: PGlite's own); resolves with the unlisten. */
   listen(channel: string, fn: () => void): Promise<() => Promise<void>>
   close(): Promise<void>
@@ -50,19 +58,38 @@ export function postgresClient(databaseUrl: string, options: postgres.Options<{}
 }
 
 /** Opens the database the configuration names: DATABASE_URL, or the embedded PGlite in dataDir. */
-export async function openDatabase(opts: { databaseUrl?: string; dataDir: string; max?: number }): Promise<Database> {
+export async function openDatabase(opts: {
+  databaseUrl?: string
+  dataDir: string
+  max?: number
+  /** Named prepared statements (default true); false for a transaction-mode pooler (SVC_DB_PREPARE=false). */
+  prepare?: boolean
+  /** LISTEN's connection string (DATABASE_LISTEN_URL); default databaseUrl. */
+  listenUrl?: string
+}): Promise<Database> {
   if (opts.databaseUrl) {
     // A connection attempt gives up after 5 s (the client's default is 30): while the database is
     // away, requests answer 503 within a few seconds instead of hanging.
     // Reconnection waits are capped at 100 ms: the client's default grows with every failed attempt,
     // counted across all connections, to 20 s, so a few seconds of outage left queries queued
     // (and requests hanging) for many seconds after the database was back.
-    const sql = postgresClient(opts.databaseUrl, { ...clientOptions, max: opts.max ?? 10, idle_timeout: 30, connect_timeout: 5, backoff: (retries: number) => Math.min(0.01 * 2 ** retries, 0.1) })
+    // A transaction-mode pooler hands each transaction (or lone statement) to any server
+    // connection, so a statement prepared on one is unknown on the next: `prepare: false` sends
+    // every query unnamed (parse, bind and execute in one round trip, as before; only the server's
+    // plan cache per connection is lost).
+    const common = { ...clientOptions, idle_timeout: 30, connect_timeout: 5, backoff: (retries: number) => Math.min(0.01 * 2 ** retries, 0.1), prepare: opts.prepare ?? true }
+    const sql = postgresClient(opts.databaseUrl, { ...common, max: opts.max ?? 10 })
+    const listenSql = opts.listenUrl ? postgresClient(opts.listenUrl, { ...common, max: 1 }) : sql
+    const stats = () => (sql as unknown as { stats?: { size: number; inUse: number; idle: number; waiting: number } }).stats
     return {
       sql,
+      listenSql,
       embedded: false,
-      listen: async (channel, fn) => (await sql.listen(channel, fn)).unlisten,
-      close: () => sql.end({ timeout: 5 }),
+      poolStats: stats,
+      listen: async (channel, fn) => (await listenSql.listen(channel, fn)).unlisten,
+      async close() {
+        await Promise.all([sql.end({ timeout: 5 }), listenSql !== sql ? listenSql.end({ timeout: 5 }) : undefined])
+      },
     }
   }
   return openEmbedded(opts.dataDir)
@@ -105,7 +132,9 @@ async function openEmbedded(dataDir: string): Promise<Database> {
   const sql = postgres({ ...clientOptions, host: '127.0.0.1', port, user: 'postgres', database: 'postgres', max: 1 })
   return {
     sql,
+    listenSql: sql,
     embedded: true,
+    poolStats: () => (sql as unknown as { stats?: { size: number; inUse: number; idle: number; waiting: number } }).stats,
     // PGlite's own listeners do not see NOTIFYs sent through the socket server's session, and a
     // LISTEN there would reach the one client connection: the embedded runner polls instead.
     listen: async () => async () => {},

@@ -73,7 +73,9 @@ async function parseFollowed(doc: DocumentRow, payload: IngestionPayload, deps: 
   try {
     // The workspace's evaluation policy may read fewer pages, or run no OCR.
     const limits = parseOverrides(await readPolicy(deps.sql, doc.tenant_id))
+    const started = performance.now()
     const outcome = await parseDocument(doc, deps, { onProgress, signal: abort.signal, limits })
+    if ((outcome.kind === 'parsed' || outcome.kind === 'unreadable') && outcome.pages) deps.metrics.ingestionPages(outcome.pages, (performance.now() - started) / 1000)
     if (outcome.kind !== 'parsed' || !outcome.attachments?.length) return outcome
     // Attachments: stored now (outside any transaction), inserted with the parent's outcome.
     const { attachments, ...rest } = outcome

@@ -138,7 +138,18 @@ async function prepare(tenantId: string, payload: EvaluationPayload, deps: AppDe
 export function evaluationRunJobKind(): JobKind {
   return {
     maxAttempts: 3,
-    prepare: (job, deps) => prepare(job.tenantId!, job.payload as EvaluationPayload, deps),
+    async prepare(job, deps) {
+      const started = performance.now()
+      const engine = deps.config.modelUrl ? 'model' : 'builtin'
+      try {
+        const prepared = await prepare(job.tenantId!, job.payload as EvaluationPayload, deps)
+        if (prepared.kind !== 'skip') deps.metrics.evaluation(engine, prepared.kind === 'done' ? 'succeeded' : 'failed', (performance.now() - started) / 1000)
+        return prepared
+      } catch (e) {
+        deps.metrics.evaluation(engine, 'error', (performance.now() - started) / 1000) // retried as a job
+        throw e
+      }
+    },
     async handler(tx, job) {
       const tenantId = job.tenantId!
       const payload = job.payload as EvaluationPayload

@@ -32,6 +32,8 @@ interface Case { tenantId: string; scenarioId: string; subs: Set<Sub>; running: 
 /** Options of the bus. */
 export interface BusOptions {
   sql: Sql
+  /** The client whose listen() holds the LISTEN connection (DATABASE_LISTEN_URL's); default `sql`. */
+  listenSql?: Sql
   /** True on the embedded database: tail the log instead of LISTEN. */
   embedded: boolean
   /** Poll interval of the embedded tail for writers in other processes. */
@@ -84,7 +86,7 @@ export function createCaseEventBus(opts: BusOptions): CaseEventBus {
   let listening: Promise<unknown> | undefined
   let unlisten: (() => Promise<void>) | undefined
   const listen = () => {
-    listening ??= sql.listen(CASE_EVENTS_CHANNEL, (payload) => {
+    listening ??= (opts.listenSql ?? sql).listen(CASE_EVENTS_CHANNEL, (payload) => {
       const [tenantId, scenarioId] = payload.split(':')
       if (tenantId && scenarioId) wake(keyOf(tenantId, scenarioId))
     }, () => wakeAll() /* (re)connected: catch up on anything sent while away */).then((meta) => { unlisten = meta.unlisten })

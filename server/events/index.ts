@@ -20,8 +20,8 @@ export interface CaseEvents {
 }
 
 /** Creates the case events of one process over its database. */
-export function createCaseEvents(opts: { sql: Sql; embedded: boolean; keepAliveMs?: number; pollMs?: number }): CaseEvents {
-  const bus = createCaseEventBus({ sql: opts.sql, embedded: opts.embedded, pollMs: opts.pollMs })
+export function createCaseEvents(opts: { sql: Sql; listenSql?: Sql; embedded: boolean; keepAliveMs?: number; pollMs?: number }): CaseEvents {
+  const bus = createCaseEventBus({ sql: opts.sql, listenSql: opts.listenSql, embedded: opts.embedded, pollMs: opts.pollMs })
   const streams = createCaseEventStreams(bus, opts.keepAliveMs)
   return {
     bus,

@@ -5,9 +5,10 @@
  */
 import { Elysia } from 'elysia'
 import { ProblemError, problemResponse, type FieldError } from './problem'
-import { requestIdOf } from './request-id'
+import { contextOfRequest, requestIdOf } from './request-id'
 import { dependencyProblem } from './dependency-errors'
 import type { RouteMethods } from './methods'
+import { defaultLogger } from '../observability/log'
 
 interface TypeBoxError { path: string; message: string; schema?: Record<string, unknown>; value?: unknown }
 
@@ -71,11 +72,13 @@ export const problemErrors = (methods: RouteMethods) => new Elysia({ name: 'prob
   const requestId = requestIdOf(request)
   let problem = toProblem(code, error, path, methods) ?? dependencyProblem(error)
   if (problem?.code === 'unavailable' && !(error instanceof ProblemError)) {
-    console.warn(JSON.stringify({ level: 'warn', request_id: requestId, path, message: 'dependency unavailable', error: (error as Error)?.message ?? String(error) }))
+    defaultLogger().warn('dependency unavailable', { request_id: requestId, path, error: (error as Error)?.message ?? String(error) })
   }
   if (!problem) {
-    console.error(JSON.stringify({ level: 'error', request_id: requestId, path, message: (error as Error)?.message ?? String(error), stack: (error as Error)?.stack }))
+    defaultLogger().error((error as Error)?.message ?? String(error), { request_id: requestId, path, stack: (error as Error)?.stack })
     problem = new ProblemError('internal', 'An unexpected error occurred; quote the request_id when reporting it.')
   }
-  return problemResponse(problem, path, requestId)
+  const response = problemResponse(problem, path, requestId)
+  contextOfRequest(request).response = response // the access line's status and bytes
+  return response
 })

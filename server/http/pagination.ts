@@ -29,10 +29,20 @@ export function cursorScope(tenantId: string, list: string): CursorScope {
 /** Signs and checks cursors with one key. */
 export class Cursors {
   readonly #key: Uint8Array
-  constructor(key: Uint8Array) { this.#key = key }
+  readonly #previous: Uint8Array[]
+  /** `previous`: keys of earlier service keys, accepted when reading a cursor (never used to sign one). */
+  constructor(key: Uint8Array, previous: Uint8Array[] = []) { this.#key = key; this.#previous = previous }
 
-  #mac(payload: string): Buffer {
-    return createHmac('sha256', this.#key).update(payload).digest().subarray(0, 16)
+  #mac(payload: string, key: Uint8Array = this.#key): Buffer {
+    return createHmac('sha256', key).update(payload).digest().subarray(0, 16)
+  }
+
+  #signedByAKey(payload: string, given: Buffer): boolean {
+    for (const key of [this.#key, ...this.#previous]) {
+      const expected = this.#mac(payload, key)
+      if (given.length === expected.length && timingSafeEqual(given, expected)) return true
+    }
+    return false
   }
 
   /** An opaque cursor continuing after `after`, valid only with the same `scope` (workspace, route and filters). */
@@ -46,9 +56,7 @@ export class Cursors {
     const refuse = () => new ProblemError('invalid_cursor', 'The cursor is not valid for this list; start again without a cursor.')
     const [payload, mac] = cursor.split('.')
     if (!payload || !mac) throw refuse()
-    const given = Buffer.from(mac, 'base64url')
-    const expected = this.#mac(payload)
-    if (given.length !== expected.length || !timingSafeEqual(given, expected)) throw refuse()
+    if (!this.#signedByAKey(payload, Buffer.from(mac, 'base64url'))) throw refuse()
     let parsed: { a?: unknown; s?: unknown; t?: unknown }
     try { parsed = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) } catch { throw refuse() }
     if (typeof parsed.a !== 'string' || parsed.s !== scope.list || parsed.t !== scope.tenantId) throw refuse()

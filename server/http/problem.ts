@@ -100,5 +100,8 @@ export function problemResponse(problem: ProblemError, instance: string, request
     headers['retry-after'] = String(problem.options.retryAfterSeconds)
   }
   if (problem.code === 'unauthorized') headers['www-authenticate'] = 'Bearer'
-  return new Response(JSON.stringify(body), { status: problem.status, headers })
+  const text = JSON.stringify(body)
+  // Stated here so the access line can count the bytes (the server would send the same header).
+  headers['content-length'] = String(Buffer.byteLength(text))
+  return new Response(text, { status: problem.status, headers })
 }

@@ -1,23 +1,34 @@
 /**
- * X-Request-Id on every response: a fresh UUID, or the caller's value when it is a short safe token.
+ * X-Request-Id on every response, and the request's trace context (server/observability/context.ts):
+ * the caller's X-Request-Id when it is a short safe token, else the trace id (the inbound W3C
+ * `traceparent`'s when valid, a fresh one otherwise) in UUID spelling.
  */
 import { Elysia } from 'elysia'
+import { contextFromHeaders, enterContext, type RequestContext } from '../observability/context'
 
-const ids = new WeakMap<Request, string>()
-const SAFE = /^[A-Za-z0-9._:-]{1,64}$/
+const contexts = new WeakMap<Request, RequestContext>()
+
+/** The trace context of a request (made on first use). */
+export function contextOfRequest(request: Request): RequestContext {
+  let ctx = contexts.get(request)
+  if (!ctx) {
+    ctx = contextFromHeaders(request.headers.get('x-request-id'), request.headers.get('traceparent'))
+    contexts.set(request, ctx)
+  }
+  return ctx
+}
 
 /** The request id assigned to a request (assigning one if the plugin has not run yet). */
 export function requestIdOf(request: Request): string {
-  let id = ids.get(request)
-  if (!id) {
-    const inbound = request.headers.get('x-request-id')
-    id = inbound && SAFE.test(inbound) ? inbound : crypto.randomUUID()
-    ids.set(request, id)
-  }
-  return id
+  return contextOfRequest(request).requestId
 }
 
-/** Plugin: assigns the request id before routing and sets the response header. */
+/**
+ * Plugin: assigns the request's context before routing (entering it for the rest of the request's
+ * asynchronous flow, so jobs it enqueues and lines it logs carry it) and sets the response header.
+ */
 export const requestId = new Elysia({ name: 'request-id' }).onRequest(({ request, set }) => {
-  set.headers['x-request-id'] = requestIdOf(request)
+  const ctx = contextOfRequest(request)
+  enterContext(ctx)
+  set.headers['x-request-id'] = ctx.requestId
 })

@@ -15,6 +15,7 @@ import { LIST_PROBLEMS, PATH_PROBLEMS, responses } from '../http/docs'
 import { PageOf } from '../../schemas/common'
 import { Delivery, DeliveryParams, SubscriptionParams } from '../../schemas/notifications'
 import { enqueueJob } from '../../jobs/queue'
+import { currentContext, traceparentOf } from '../observability/context'
 import { NOTIFICATIONS_READ, NOTIFICATIONS_WRITE } from './access'
 import { findSubscription } from './subscriptions'
 
@@ -105,9 +106,12 @@ export interface NewDelivery {
 
 /** Stores a rendered delivery and enqueues its first attempt, in the caller's transaction. */
 export async function insertDelivery(tx: Tx, d: NewDelivery): Promise<void> {
+  // The request (or job) that ended the task: its request id and trace go with the delivery and its webhook.
+  const ctx = currentContext()
   await tx`
-    insert into notification_deliveries (tenant_id, id, subscription_id, task_kind, task_id, event_type, channel, body, occurred_at, next_attempt_at)
-    values (${d.tenantId}, ${d.deliveryId}, ${d.subscriptionId}, ${d.taskKind}, ${d.taskId}, ${d.eventType}, ${d.channel}, ${d.body}, ${d.occurredAt}, now())`
+    insert into notification_deliveries (tenant_id, id, subscription_id, task_kind, task_id, event_type, channel, body, occurred_at, next_attempt_at, request_id, traceparent)
+    values (${d.tenantId}, ${d.deliveryId}, ${d.subscriptionId}, ${d.taskKind}, ${d.taskId}, ${d.eventType}, ${d.channel}, ${d.body}, ${d.occurredAt}, now(),
+            ${ctx?.requestId ?? null}, ${ctx ? traceparentOf(ctx) : null})`
   await enqueueJob(tx, { kind: DELIVERY_JOB_KIND, tenantId: d.tenantId, payload: { deliveryId: d.deliveryId, cycle: 1 } })
 }
 

@@ -37,8 +37,19 @@ export function sealSecret(serviceKey: Uint8Array, tenantId: string, id: string,
   return Buffer.concat([iv, cipher.getAuthTag(), ct])
 }
 
-/** Decrypts a stored secret (throws if it was tampered with or moved to another workspace or id). */
-export function openSecret(serviceKey: Uint8Array, tenantId: string, id: string, sealed: Uint8Array): string {
+/**
+ * Decrypts a stored secret (throws if it was tampered with or moved to another workspace or id).
+ * `serviceKey` may be a key ring, current key first: during a key rotation a value sealed under a
+ * previous key (SVC_SECRET_KEY_PREVIOUS) still opens until the re-encryption job moved it.
+ */
+export function openSecret(serviceKey: Uint8Array | readonly Uint8Array[], tenantId: string, id: string, sealed: Uint8Array): string {
+  if (!(serviceKey instanceof Uint8Array)) {
+    let failure: unknown = new Error('no service key')
+    for (const key of serviceKey) {
+      try { return openSecret(key, tenantId, id, sealed) } catch (e) { failure = e }
+    }
+    throw failure
+  }
   const buf = Buffer.from(sealed)
   const decipher = createDecipheriv('aes-256-gcm', encryptionKey(serviceKey), buf.subarray(0, 12))
   decipher.setAAD(aad(tenantId, id))
@@ -107,7 +118,7 @@ export function usableSecretJoin(sql: Tx, tenantColumn: string, pinnedColumn: st
 }
 
 /** Decrypts the secret a usableSecretJoin row names, or null when there was none. */
-export function openUsableSecret(serviceKey: Uint8Array, tenantId: string, row: { secret_id: string | null; secret_ciphertext: Uint8Array | null }): SigningSecret | null {
+export function openUsableSecret(serviceKey: Uint8Array | readonly Uint8Array[], tenantId: string, row: { secret_id: string | null; secret_ciphertext: Uint8Array | null }): SigningSecret | null {
   if (!row.secret_id || !row.secret_ciphertext) return null
   return { id: row.secret_id, secret: openSecret(serviceKey, tenantId, row.secret_id, row.secret_ciphertext) }
 }
@@ -116,7 +127,7 @@ export function openUsableSecret(serviceKey: Uint8Array, tenantId: string, row: 
  * The secret a delivery attempt signs with: the pinned one while it is still usable, otherwise the
  * workspace's active one; null when the workspace has none (the delivery is then refused).
  */
-export async function secretForSigning(sql: Tx, serviceKey: Uint8Array, tenantId: string, pinnedId: string | null): Promise<SigningSecret | null> {
+export async function secretForSigning(sql: Tx, serviceKey: Uint8Array | readonly Uint8Array[], tenantId: string, pinnedId: string | null): Promise<SigningSecret | null> {
   const [row] = await sql<{ secret_id: string | null; secret_ciphertext: Uint8Array | null }[]>`
     select usable_secret.id as secret_id, usable_secret.secret_ciphertext
     from (select ${tenantId}::uuid as tenant_id, ${pinnedId}::uuid as pinned_id) p
@@ -168,4 +179,28 @@ export function signingSecretRoutes(deps: AppDeps) {
         responses: responses({ 200: SigningSecretRotated }, []),
       },
     })
+}
+
+/**
+ * Moves every stored secret value to the current service key (a key rotation's re-encryption):
+ * a value that opens with the current key stays; one that opens with a previous key is sealed
+ * again under the current one; one that opens with none is counted (it was sealed under a key no
+ * longer configured). In the caller's transaction, rows locked.
+ */
+export async function reencryptSecrets(tx: Tx, current: Uint8Array, previous: readonly Uint8Array[]): Promise<{ moved: number; current: number; unreadable: number }> {
+  const rows = await tx<{ tenant_id: string; id: string; secret_ciphertext: Uint8Array }[]>`
+    select tenant_id, id, secret_ciphertext from webhook_signing_secrets where secret_ciphertext is not null for update`
+  const out = { moved: 0, current: 0, unreadable: 0 }
+  for (const row of rows) {
+    try { openSecret(current, row.tenant_id, row.id, row.secret_ciphertext); out.current++; continue } catch { /* not under the current key */ }
+    let plain: string | undefined
+    for (const key of previous) {
+      try { plain = openSecret(key, row.tenant_id, row.id, row.secret_ciphertext); break } catch { /* try the next */ }
+    }
+    if (plain === undefined) { out.unreadable++; continue }
+    await tx`update webhook_signing_secrets set secret_ciphertext = ${sealSecret(current, row.tenant_id, row.id, plain)}
+      where tenant_id = ${row.tenant_id} and id = ${row.id}`
+    out.moved++
+  }
+  return out
 }

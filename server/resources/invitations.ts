@@ -164,7 +164,7 @@ export function invitationRoutes(deps: AppDeps) {
           await deps.mailer.send(invitationMail(deps, tenant, outcome.row, minted.token, await workspaceTimeZone(sql, tenant.id)))
         } catch (e) {
           await sql`update invitations set mail_claimed_at = null where tenant_id = ${tenant.id} and id = ${outcome.row.id}`
-          console.error(JSON.stringify({ level: 'error', message: 'invitation email failed', invitation_id: outcome.row.id, error: (e as Error).message }))
+          deps.log.error('invitation email failed', { invitation_id: outcome.row.id, error: (e as Error).message })
           throw new ProblemError('unavailable', 'The invitation is saved but its email could not be sent; post the same invitation again to retry.', { retryAfterSeconds: 30 })
         }
         await sql`update invitations set mailed_at = now() where tenant_id = ${tenant.id} and id = ${outcome.row.id}`

@@ -24,7 +24,8 @@ const refused = () => new ProblemError('forbidden', 'The upload URL is not valid
 /** Upload routes. */
 export function uploadRoutes(deps: AppDeps) {
   const { sql, blobs, config } = deps
-  const signingKey = deriveKey(deps.secretKey, 'upload-url')
+  // URLs signed with an earlier service key (SVC_SECRET_KEY_PREVIOUS) stay valid until they expire.
+  const signingKeys = [deps.secretKey, ...deps.previousSecretKeys].map((k) => deriveKey(k, 'upload-url'))
 
   return new Elysia({ name: 'uploads' })
     .use(accessControl(deps.authenticate))
@@ -32,15 +33,16 @@ export function uploadRoutes(deps: AppDeps) {
       const target = await findUploadTarget(sql, params.tenantId, params.documentId)
       const doc = target?.row ?? null
       const expires = Number(query.expires)
-      const good = doc !== null && typeof query.signature === 'string' && verifyUpload(signingKey, {
+      const signed = doc === null ? undefined : {
         method: request.method,
         tenantId: params.tenantId,
         documentId: params.documentId,
         size: Number(doc.size_bytes),
         contentType: essenceOf(request.headers.get('content-type') ?? ''),
         expires,
-      }, query.signature)
-      if (!good || doc.status !== 'awaiting_upload' || doc.blob_key !== null) throw refused()
+      }
+      const good = signed !== undefined && typeof query.signature === 'string' && signingKeys.some((key) => verifyUpload(key, signed, query.signature!))
+      if (!good || doc === null || doc.status !== 'awaiting_upload' || doc.blob_key !== null) throw refused()
 
       const size = Number(doc.size_bytes)
       const declared = request.headers.get('content-length')

@@ -2,6 +2,9 @@
  * API throughput: GET /v1/scenarios/{id} and POST /v1/scenarios with an API key at 50 concurrent
  * connections, each as a ratio to a bare Bun.serve returning a JSON object of the same size,
  * measured in the same run with the same load generator. Needs DATABASE_URL (PostgreSQL).
+ * Two service processes are measured in each round: observability off (SVC_ACCESS_LOG=0, no
+ * metrics) and on (an access line per request, metrics recorded and scraped every 5 s); their
+ * stdout goes to a file, as a log shipper would read it.
  *
  *   DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres bun tests/bench/api.bench.ts
  *   BENCH_SECONDS, BENCH_CONNECTIONS, BENCH_ROUNDS (defaults 5, 50 and 3)
@@ -10,8 +13,9 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { createTestDatabase } from '../helpers/database'
-import { runCli, spawnService } from '../helpers/service-process'
+import { runCli } from '../helpers/service-process'
 import { load, median, type LoadResult } from './load'
+import { readFileSync } from 'node:fs'
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 5)
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 50)
@@ -27,7 +31,26 @@ const env = { DATABASE_URL: database.url, SVC_DATA_DIR: dataDir, SVC_SECRET_KEY:
 await runCli(['migrate'], env)
 await runCli(['tenant', 'create', '--slug', 'bench'], env)
 const key = (await runCli(['api-key', 'create', '--tenant', 'bench', '--name', 'bench', '--scopes', 'scenarios:read,scenarios:write'], env)).json.key as string
-const svc = await spawnService(['bun', 'server/main.ts'], env)
+/** A service process whose stdout goes to a file; resolves with its URL once it listens. */
+async function spawnToFile(extra: Record<string, string>) {
+  const logFile = join(dataDir, `service-${Object.keys(extra).length}-${Date.now()}.log`)
+  const childEnv: Record<string, string> = {}
+  for (const [k, v] of Object.entries({ ...process.env, PORT: '0', HOST: '127.0.0.1', ...env, ...extra })) if (v !== undefined) childEnv[k] = v
+  const proc = Bun.spawn(['bun', 'server/main.ts'], { env: childEnv, stdout: Bun.file(logFile), stderr: 'inherit', stdin: 'ignore' })
+  for (let i = 0; i < 600; i++) {
+    let text = ''
+    try { text = readFileSync(logFile, 'utf8') } catch { /* not yet */ }
+    const m = /"message":"listening","url":"http:\/\/[^:]+:(\d+)"/.exec(text)
+    const metrics = /"message":"metrics listening","url":"([^"]+)"/.exec(text)
+    if (m && (!extra.SVC_METRICS_PORT || metrics)) return { url: `http://127.0.0.1:${m[1]}`, metricsUrl: metrics?.[1], logFile, stop: async () => { proc.kill('SIGTERM'); await proc.exited } }
+    await Bun.sleep(100)
+  }
+  throw new Error('the service did not start')
+}
+const svc = await spawnToFile({ SVC_ACCESS_LOG: '0' })
+const observed = await spawnToFile({ SVC_ACCESS_LOG: '1', SVC_METRICS_PORT: '0' })
+// Scraped like Prometheus would (every 5 s; a scrape also reads the queue depth from the database).
+const scraper = setInterval(() => { void fetch(observed.metricsUrl!).then((r) => r.text()).catch(() => {}) }, 5000)
 
 const auth = { authorization: `Bearer ${key}`, 'content-type': 'application/json' }
 const createBody = JSON.stringify({ name: 'Bench case', external_ref: 'bench-ref-0001' })
@@ -49,26 +72,39 @@ console.log(`api.bench: ${connections} connections, ${seconds} s per measurement
 // Paired rounds, baseline and service back to back, so a slow spell of this shared machine lands
 // on both sides of a ratio; the median ratio is the figure. All GET rounds run before any POST:
 // thousands of inserted cases wake PostgreSQL's background writers, which would tax the reads.
-const ratios = { get: [] as number[], getP99: [] as number[], post: [] as number[], postP99: [] as number[] }
-const pairs = async (method: 'GET' | 'POST', path: string, status: number, rps: number[], p99: number[]) => {
-  // Warm both servers first (JIT, prepared statements, connections); nothing warm is counted.
-  for (const base of [bareUrl, svc.url]) await measure(base, method, path, status, 2)
+const ratios = { get: [] as number[], getP99: [] as number[], post: [] as number[], postP99: [] as number[], getOn: [] as number[], getOnP99: [] as number[], postOn: [] as number[], postOnP99: [] as number[] }
+const pairs = async (method: 'GET' | 'POST', path: string, status: number, rps: number[], p99: number[], rpsOn: number[], p99On: number[]) => {
+  // Warm the servers first (JIT, prepared statements, connections); nothing warm is counted.
+  for (const base of [bareUrl, svc.url, observed.url]) await measure(base, method, path, status, 2)
   for (let round = 1; round <= rounds; round++) {
     const baseline = await measure(bareUrl, method, path, status)
-    const service = await measure(svc.url, method, path, status)
+    // Alternate which service goes first, so neither always follows the baseline.
+    const [first, second] = round % 2 ? [svc, observed] : [observed, svc]
+    const a = await measure(first.url, method, path, status)
+    const b = await measure(second.url, method, path, status)
+    const [off, on] = first === svc ? [a, b] : [b, a]
     show(`bare Bun.serve ${method} (${round})`, baseline)
-    show(`${method} ${method === 'GET' ? '/v1/scenarios/{id}' : '/v1/scenarios'} (${round})`, service)
-    rps.push(service.rps / baseline.rps)
-    p99.push(service.p99 / baseline.p99)
+    show(`${method} ${method === 'GET' ? '/v1/scenarios/{id}' : '/v1/scenarios'} off (${round})`, off)
+    show(`${method} ${method === 'GET' ? '/v1/scenarios/{id}' : '/v1/scenarios'} on (${round})`, on)
+    rps.push(off.rps / baseline.rps)
+    p99.push(off.p99 / baseline.p99)
+    rpsOn.push(on.rps / baseline.rps)
+    p99On.push(on.p99 / baseline.p99)
   }
 }
-await pairs('GET', `/v1/scenarios/${id}`, 200, ratios.get, ratios.getP99)
-await pairs('POST', '/v1/scenarios', 201, ratios.post, ratios.postP99)
+await pairs('GET', `/v1/scenarios/${id}`, 200, ratios.get, ratios.getP99, ratios.getOn, ratios.getOnP99)
+await pairs('POST', '/v1/scenarios', 201, ratios.post, ratios.postP99, ratios.postOn, ratios.postOnP99)
 const list = (xs: number[]) => xs.map((x) => x.toFixed(2)).join(' ')
-console.log(`ratio GET  rps ${median(ratios.get).toFixed(2)} median of [${list(ratios.get)}] (target >= 0.35), p99 ${median(ratios.getP99).toFixed(2)}x the bare server's`)
-console.log(`ratio POST rps ${median(ratios.post).toFixed(2)} median of [${list(ratios.post)}], p99 ${median(ratios.postP99).toFixed(2)}x the bare server's`)
+console.log(`ratio GET  rps ${median(ratios.get).toFixed(2)} median of [${list(ratios.get)}] (target >= 0.35), p99 ${median(ratios.getP99).toFixed(2)}x the bare server's  (access log and metrics off)`)
+console.log(`ratio GET  rps ${median(ratios.getOn).toFixed(2)} median of [${list(ratios.getOn)}], p99 ${median(ratios.getOnP99).toFixed(2)}x the bare server's  (access log and metrics on)`)
+console.log(`ratio POST rps ${median(ratios.post).toFixed(2)} median of [${list(ratios.post)}], p99 ${median(ratios.postP99).toFixed(2)}x the bare server's  (off)`)
+console.log(`ratio POST rps ${median(ratios.postOn).toFixed(2)} median of [${list(ratios.postOn)}], p99 ${median(ratios.postOnP99).toFixed(2)}x the bare server's  (on)`)
+const accessLines = readFileSync(observed.logFile, 'utf8').split('\n').filter((l) => l.includes('"message":"request"')).length
+console.log(`on/off: GET ${(median(ratios.getOn) / median(ratios.get)).toFixed(2)}, POST ${(median(ratios.postOn) / median(ratios.post)).toFixed(2)}; ${accessLines} access lines written`)
 
+clearInterval(scraper)
 bare.kill()
 await svc.stop()
+await observed.stop()
 await database.drop()
 rmSync(dataDir, { recursive: true, force: true })

@@ -19,6 +19,9 @@ import { createApiKey } from '../../server/resources/api-keys'
 import { createTestDatabase, type TestDatabase } from './database'
 import { startRunner, type Runner, type RunnerOptions } from '../../jobs/runner'
 import { SERVER_BODY_LIMIT } from '../../server/http/body'
+import { createLogger, type Level } from '../../server/observability/log'
+import { serveMetrics } from '../../server/observability/metrics'
+import { rememberCredential } from './log-hygiene'
 import { TEST_AUDIENCE } from './oidc'
 
 /** A running app of a test file. */
@@ -36,6 +39,8 @@ export interface TestApp {
   member(tenantId: string, sub: string, role: string, email?: string): Promise<{ id: string }>
   /** The in-process job runner (undefined with `runner: false`). */
   runner: Runner | undefined
+  /** The metrics listener's URL (`.../metrics`) when SVC_METRICS_PORT is set in `env`. */
+  metricsUrl: string | undefined
   stop(): Promise<void>
 }
 
@@ -60,11 +65,15 @@ export async function startApp(options: StartOptions = {}): Promise<TestApp> {
     ...(options.env?.SVC_OIDC_ISSUER !== undefined ? { SVC_OIDC_AUDIENCE: TEST_AUDIENCE } : {}),
     ...options.env,
   })
-  const db = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, max: config.dbPoolMax })
+  const db = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, max: config.dbPoolMax, prepare: config.dbPrepare, listenUrl: config.databaseListenUrl })
   await migrate(db.sql)
   // Like main.ts: on the embedded database the operator CLI reaches this process through its control socket.
   const closeControlSocket = db.embedded ? serveControlSocket(config.dataDir, db) : () => {}
-  const deps = wireDeps(config, db)
+  // Every line is made (and checked for credentials by the preload); only warnings and errors reach
+  // the test output unless SVC_TEST_LOG_LEVEL asks for more.
+  const log = createLogger({ level: config.logLevel, stdoutLevel: (process.env.SVC_TEST_LOG_LEVEL as Level | undefined) ?? 'warn' })
+  const deps = wireDeps(config, db, () => false, { log })
+  const metricsServer = config.metricsPort !== undefined ? serveMetrics(deps.metrics, config.metricsPort, '127.0.0.1') : undefined
   const app = createApp(deps)
   options.extend?.(app)
   app.listen({ port: config.port, hostname: '127.0.0.1', maxRequestBodySize: SERVER_BODY_LIMIT })
@@ -82,6 +91,7 @@ export async function startApp(options: StartOptions = {}): Promise<TestApp> {
     },
     async apiKey(tenantId, scopes, opts = {}) {
       const key = await createApiKey(db.sql, tenantId, { name: 'test', scopes, environment: opts.environment ?? 'live', expiresAt: opts.expiresAt ?? null })
+      rememberCredential(key.key)
       return key.key
     },
     async member(tenantId, sub, role, email = `${sub}@example.test`) {
@@ -89,7 +99,9 @@ export async function startApp(options: StartOptions = {}): Promise<TestApp> {
       return { id: user.id }
     },
     runner,
+    metricsUrl: metricsServer ? `http://127.0.0.1:${metricsServer.port}/metrics` : undefined,
     async stop() {
+      metricsServer?.stop()
       await deps.events.close()
       await runner?.stop()
       await deps.parser.close()

@@ -3,6 +3,7 @@
  * it logs the port it listens on.
  */
 import type { Subprocess } from 'bun'
+import { outputScanner } from './log-hygiene'
 
 /** A running service process. */
 export interface ServiceProcess { url: string; proc: Subprocess<'ignore', 'pipe', 'pipe'>; output(): string; stop(signal?: NodeJS.Signals): Promise<number> }
@@ -13,8 +14,14 @@ export async function spawnService(cmd: string[], env: Record<string, string | u
   for (const [k, v] of Object.entries({ ...process.env, PORT: '0', HOST: '127.0.0.1', ...env })) if (v !== undefined) childEnv[k] = v
   const proc = Bun.spawn(cmd, { env: childEnv, stdout: 'pipe', stderr: 'pipe', stdin: 'ignore' })
   let out = ''
+  const scan = outputScanner(`service process ${cmd.join(' ')}`)
   const pump = async (stream: ReadableStream<Uint8Array>) => {
-    for await (const chunk of stream) out += new TextDecoder().decode(chunk)
+    const decoder = new TextDecoder()
+    for await (const chunk of stream) {
+      const text = decoder.decode(chunk, { stream: true })
+      out += text
+      scan(text)
+    }
   }
   void pump(proc.stdout)
   void pump(proc.stderr)

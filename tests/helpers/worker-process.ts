@@ -7,6 +7,7 @@ import { mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { TestApp } from './app'
+import { outputScanner } from './log-hygiene'
 
 /** A running worker process. */
 export interface WorkerProcess {
@@ -38,9 +39,14 @@ export async function spawnWorker(env: Record<string, string>, timeoutMs = 60_00
   for (const [k, v] of Object.entries({ ...process.env, ...env })) if (v !== undefined) childEnv[k] = v
   const proc = Bun.spawn(['bun', 'server/main.ts', '--worker'], { env: childEnv, stdout: 'pipe', stderr: 'pipe', stdin: 'ignore' })
   let out = ''
+  const scan = outputScanner('worker process')
   const pump = async (stream: ReadableStream<Uint8Array>) => {
     const decoder = new TextDecoder()
-    for await (const chunk of stream) out += decoder.decode(chunk, { stream: true })
+    for await (const chunk of stream) {
+      const text = decoder.decode(chunk, { stream: true })
+      out += text
+      scan(text)
+    }
   }
   void pump(proc.stdout)
   void pump(proc.stderr)

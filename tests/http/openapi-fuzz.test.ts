@@ -42,7 +42,7 @@ const resolve = (s: Schema | undefined): Schema => {
 }
 
 /** Values a string field is tried with, for formats and patterns a plain word does not meet. */
-const STRING_SAMPLES = ['a', 'abc', 'https://example.com', 'a@example.com', 'UTC', '0'.repeat(64), 'a1', 'text/plain', 'acme-1']
+const STRING_SAMPLES = ['a', 'abc', 'https://example.com', 'a@example.com', 'UTC', '0'.repeat(64), 'a1', 'text/plain', 'acme-1', '2026-01', '2026-01-31', 'USD', '1.00']
 const SAMPLES_BY_NAME: Record<string, unknown> = {
   time_zone: 'UTC', host_origin: 'https://example.com', subject_email: 'a@example.com', address: 'a@example.com',
   url: 'https://example.com/hook', content_type: 'text/plain', filename: 'a.txt', slug: 'acme-fuzz', role: 'admin', key: 'q1',

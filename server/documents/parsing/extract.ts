@@ -3,6 +3,7 @@
  * then the cut into blocks, then the block and character limits. Pure: bytes in, outcome out; no
  * database, no blob store, no credentials (the parser process is given none).
  */
+import { defaultLogger } from '../../observability/log'
 import { ADAPTERS, UnreadableDocument, type Extraction, type Segment } from '../adapters'
 import type { AdapterName } from '../registry'
 import { toBlocks, type Block } from '../blocks'
@@ -76,7 +77,7 @@ export async function extractDocument(documentId: string, type: { adapter: Adapt
   } catch (e) {
     if (e instanceof UnreadableDocument) return { kind: 'unreadable', reason: e.reason }
     // A parser library that throws on odd input: the bytes will not read better on a retry.
-    console.warn(JSON.stringify({ level: 'warn', message: 'document adapter failed', document_id: documentId, adapter, error: (e as Error)?.message }))
+    defaultLogger().warn('document adapter failed', { document_id: documentId, adapter, error: (e as Error)?.message })
     return { kind: 'unreadable', reason: `the ${label} could not be parsed` }
   }
 }

@@ -1,0 +1,53 @@
+/**
+ * Plugin: after each response, one access line (method, route template, status, duration, bytes,
+ * with request_id, trace_id and tenant_id from the request's context) and the HTTP metrics. The
+ * route is Elysia's matched template, so no id, query string or presigned signature reaches a line
+ * or a label; a request that matched no route is `(unmatched)`.
+ */
+import { Elysia, StatusMap } from 'elysia'
+import type { Logger } from './log'
+import type { Metrics } from './metrics'
+import { UNMATCHED_ROUTE } from './metrics'
+import { contextOfRequest } from '../http/request-id'
+
+const statusOf = (response: unknown, set: { status?: number | string }): number => {
+  if (response instanceof Response) return response.status
+  const s = set.status
+  if (typeof s === 'number') return s
+  if (typeof s === 'string') return (StatusMap as Record<string, number>)[s] ?? 200
+  return 200
+}
+
+/** Response bytes when known without reading the body: the Content-Length, or the serialised size of a string or JSON value. */
+const bytesOf = (response: unknown): number | undefined => {
+  if (response instanceof Response) {
+    const length = response.headers.get('content-length')
+    return length !== null ? Number(length) : undefined
+  }
+  if (response === undefined || response === null) return 0
+  if (typeof response === 'string') return Buffer.byteLength(response)
+  if (typeof response === 'object' && !(response instanceof ReadableStream) && !(response instanceof Blob) && !(Symbol.asyncIterator in response)) {
+    try { return Buffer.byteLength(JSON.stringify(response)) } catch { return undefined }
+  }
+  return undefined
+}
+
+/** Options: the logger, the metrics, and whether access lines are written (SVC_ACCESS_LOG). */
+export function observeHttp(opts: { log: Logger; metrics: Metrics; accessLog: boolean }) {
+  const { log, metrics, accessLog } = opts
+  return new Elysia({ name: 'observe-http' }).onAfterResponse({ as: 'global' }, ({ request, route, set, response }) => {
+    if (!accessLog && !metrics.enabled) return
+    const ctx = contextOfRequest(request)
+    const seconds = (performance.now() - ctx.startedAt) / 1000
+    const final = ctx.response ?? response
+    const status = statusOf(final, set)
+    const template = route || UNMATCHED_ROUTE
+    metrics.http(request.method, template, status, seconds)
+    if (accessLog) {
+      log.info('request', {
+        method: request.method, route: template, status, duration_ms: Math.round(seconds * 100_000) / 100,
+        bytes: bytesOf(final), request_id: ctx.requestId, trace_id: ctx.traceId, tenant_id: ctx.tenantId,
+      })
+    }
+  })
+}
