@@ -165,6 +165,11 @@ describe('suspension (svc tenant suspend|resume)', () => {
     expect(s.stderr).toBe('')
     expect(s.code).toBe(0)
     expect(s.json).toMatchObject({ id: t.id, status: 'suspended', changed: true })
+    // The CLI is another process: its change reaches this one's credential cache by NOTIFY, a few
+    // milliseconds later (longer on a loaded machine); wait for it, at most 2 s.
+    for (const end = Date.now() + 2_000; Date.now() < end; await Bun.sleep(20)) {
+      if ((await call(app.url, 'GET', '/v1/scenarios', { token: key })).status === 403) break
+    }
     for (const [method, path, token] of [
       ['GET', '/v1/scenarios', key], ['POST', '/v1/scenarios', key], ['GET', '/v1/tenants/me', user],
       ['GET', '/v1/users', user], ['GET', '/v1/tenant-settings', user],
@@ -178,6 +183,9 @@ describe('suspension (svc tenant suspend|resume)', () => {
     const r = await runCli(app, ['tenant', 'resume', '--slug', t.slug])
     expect(r.code).toBe(0)
     expect(r.json).toMatchObject({ status: 'active', changed: true })
+    for (const end = Date.now() + 2_000; Date.now() < end; await Bun.sleep(20)) {
+      if ((await call(app.url, 'GET', '/v1/scenarios', { token: key })).status === 200) break
+    }
     expect((await call(app.url, 'GET', '/v1/scenarios', { token: key })).status).toBe(200)
     expect((await call(app.url, 'GET', '/v1/tenants/me', { token: user })).body.tenant.status).toBe('active')
     const audit = await app.sql`select kind, actor from audit_events where tenant_id = ${t.id} order by seq`
