@@ -4,7 +4,7 @@
 import { t } from 'elysia'
 import { Type } from '@sinclair/typebox'
 import { Timestamp, Uuid, named, OneOf } from './common'
-import { SCOPES } from '../server/auth/principal'
+import { SCOPES } from './access'
 
 const Environment = t.Union([t.Literal('live'), t.Literal('test')])
 

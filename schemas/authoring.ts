@@ -7,7 +7,7 @@ import { Type } from '@sinclair/typebox'
 import { Timestamp, Uuid, Int, named, OneOf } from './common'
 import { Block, DocumentCreate, PageSummary, UploadInstructions } from './document'
 import { QuestionSchema, Criticality, AnswerTypeSchema } from './question-set'
-import { InlineNotifications } from '../server/notifications/inline'
+import { InlineNotifications } from './notifications'
 
 const page = {
   limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200, default: 50 })),

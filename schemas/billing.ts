@@ -6,7 +6,7 @@
 import { t } from 'elysia'
 import { Type } from '@sinclair/typebox'
 import { Timestamp, Uuid, Int } from './common'
-import { InlineNotifications } from '../server/notifications/inline'
+import { InlineNotifications } from './notifications'
 
 const page = {
   limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200, default: 50 })),

@@ -4,7 +4,7 @@
 import { t } from 'elysia'
 import { Type } from '@sinclair/typebox'
 import { Timestamp, Uuid, Int, named } from './common'
-import { InlineNotifications } from '../server/notifications/inline'
+import { InlineNotifications } from './notifications'
 
 /** Path parameters naming a document of a case. */
 export const DocumentParams = t.Object({ scenarioId: Uuid, documentId: Uuid })

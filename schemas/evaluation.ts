@@ -5,7 +5,7 @@
 import { t } from 'elysia'
 import { Type } from '@sinclair/typebox'
 import { Timestamp, Uuid, Int, OneOf, named } from './common'
-import { InlineNotifications } from '../server/notifications/inline'
+import { InlineNotifications } from './notifications'
 import { AnswerTypeSchema, Criticality } from './question-set'
 
 /** POST /v1/scenarios/{id}/evaluate body (optional). */
@@ -70,8 +70,11 @@ export const Evidence = named('Evidence', t.Object({
   quote: t.String(),
 }))
 
+/** The three outcomes of a decision. */
+export const OUTCOMES = ['approve', 'refer', 'decline'] as const
+
 /** The outcome of a decision. */
-export const DecisionOutcome = OneOf(['approve', 'refer', 'decline'])
+export const DecisionOutcome = OneOf(OUTCOMES)
 
 /** One reason of a decision. */
 export const DecisionReason = named('DecisionReason', t.Object({

@@ -2,10 +2,18 @@
  * Task notifications: subscriptions, deliveries, the webhook signing secret and the envelope, as
  * request and response shapes.
  */
-import { t } from 'elysia'
+import { t, type Static } from 'elysia'
 import { Type } from '@sinclair/typebox'
 import { Timestamp, Uuid, Int, OneOf, named } from './common'
-import { TASK_KINDS } from '../server/notifications/outcomes'
+
+/** The task kinds of the spec (the list grows; receivers ignore unknown kinds). */
+export const TASK_KINDS = [
+  'generation_run', 'diff_run', 'document_ingestion', 'guideline_ingestion', 'structure_task',
+  'question_set_publish', 'evaluation_run', 'report_generated', 'directive_review',
+  'billing_reconciliation',
+] as const
+/** A task kind. */
+export type TaskKind = (typeof TASK_KINDS)[number]
 
 /** An email target. */
 export const EmailTarget = t.Object({
@@ -16,6 +24,24 @@ export const EmailTarget = t.Object({
 export const WebhookTarget = t.Object({
   url: t.String({ minLength: 1, maxLength: 2048, description: 'An https URL (http is refused).' }),
 })
+
+/** One inline item: `{channel: 'email', email: {address}}` or `{channel: 'webhook', webhook: {url}}`. */
+export const InlineNotification = t.Object({
+  channel: t.Union([t.Literal('email'), t.Literal('webhook')]),
+  email: t.Optional(EmailTarget),
+  webhook: t.Optional(WebhookTarget),
+})
+/** One inline notification item. */
+export type InlineNotification = Static<typeof InlineNotification>
+
+/**
+ * TypeBox schema of the optional `notifications` body member; use as
+ * `notifications: InlineNotifications` in a body schema.
+ */
+export const InlineNotifications = t.Optional(t.Array(InlineNotification, {
+  maxItems: 20,
+  description: 'Optional subscriptions to this task: each item is {channel: "email", email: {address}} or {channel: "webhook", webhook: {url}}. Needs the notification write permission.',
+}))
 
 /** The channel of a subscription. */
 export const Channel = OneOf(['email', 'webhook'])

@@ -1,18 +1,24 @@
 /**
  * Question sets and their versions: request and response shapes.
  */
-import { t } from 'elysia'
+import { t, type Static } from 'elysia'
 import { Type } from '@sinclair/typebox'
 import { Timestamp, Uuid, Int, OneOf, named } from './common'
-import { InlineNotifications } from '../server/notifications/inline'
+import { InlineNotifications } from './notifications'
+
+/** The question criticalities. */
+export const CRITICALITIES = ['critical', 'major', 'minor'] as const
 
 /** A question's criticality: what a failed or missing answer does to the decision. */
-export const Criticality = t.Union([t.Literal('critical'), t.Literal('major'), t.Literal('minor')], {
+export const Criticality = OneOf(CRITICALITIES, {
   description: 'critical: a failed rule declines, not found refers; major: a failed rule refers; minor: informative.',
 })
 
+/** The answer types a question can declare. */
+export const ANSWER_TYPES = ['boolean', 'text', 'number', 'date'] as const
+
 /** The type of a question's answer value. */
-export const AnswerTypeSchema = t.Union([t.Literal('boolean'), t.Literal('text'), t.Literal('number'), t.Literal('date')], {
+export const AnswerTypeSchema = OneOf(ANSWER_TYPES, {
   description: 'number answers are decimal strings, dates ISO dates (YYYY-MM-DD).',
 })
 
@@ -32,6 +38,9 @@ export const QuestionSchema = named('Question', t.Object({
     description: "Accept rule over the answer value, e.g. `value >= 1000000`, `value between 0 and 0.35`, `value in ['LLC']`, `present`. Needs fact_path.",
   })),
 }, { additionalProperties: false }))
+
+/** A question of a question-set version. */
+export type Question = Static<typeof QuestionSchema>
 
 /** POST /v1/question-sets body. */
 export const QuestionSetCreate = t.Object({

@@ -4,7 +4,7 @@
 import { t } from 'elysia'
 import { Type } from '@sinclair/typebox'
 import { Timestamp, Uuid, Int, OneOf, named } from './common'
-import { InlineNotifications } from '../server/notifications/inline'
+import { InlineNotifications } from './notifications'
 
 /** POST /v1/scenarios/{id}/reports body (optional). */
 export const ReportCreate = t.Object({

@@ -3,7 +3,7 @@
  */
 import { t } from 'elysia'
 import { Timestamp, Uuid, named, OneOf } from './common'
-import { ROLES, SCOPES } from '../server/auth/principal'
+import { ROLES, SCOPES } from './access'
 
 /** POST /v1/tenants body: convergent on slug. */
 export const TenantCreate = t.Object({

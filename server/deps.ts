@@ -12,6 +12,7 @@ import type { DocumentParser } from './documents/parsing/parser-pool'
 import type { CacheRegistry } from './auth/credential-cache'
 import type { Logger } from './observability/log'
 import type { Metrics } from './observability/metrics'
+import type { UploadTargetKind } from './documents/upload-targets'
 
 /** The dependencies of every route plugin. */
 export interface AppDeps {
@@ -45,4 +46,6 @@ export interface AppDeps {
   listen: (channel: string, fn: () => void) => Promise<() => Promise<void>>
   /** The process's caches, for the operator surface's cache figures. */
   caches: CacheRegistry
+  /** What a presigned upload URL can fill: case documents, guideline sources, uploaded invoices. */
+  uploadTargets: readonly UploadTargetKind[]
 }

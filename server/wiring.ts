@@ -20,6 +20,9 @@ import { createParserPool } from './documents/parsing/parser-pool'
 import { createLogger, setDefaultLogger, type Logger } from './observability/log'
 import { createMetrics, type Metrics } from './observability/metrics'
 import { queueDepth } from '../jobs/queue'
+import { documentUploadTarget } from './documents/upload-targets'
+import { guidelineUploadTarget } from './authoring/guidelines'
+import { invoiceUploadTarget } from './billing/invoice-upload'
 
 /** What a caller may supply instead of the defaults (tests: a quieter logger). */
 export interface WireOptions { log?: Logger; metrics?: Metrics }
@@ -43,6 +46,7 @@ export function wireDeps(config: Config, db: Database, draining: () => boolean =
   metrics.setCollectors({ sseStreams: () => events.streams.size })
   return {
     caches,
+    uploadTargets: [documentUploadTarget, guidelineUploadTarget, invoiceUploadTarget],
     config,
     sql: db.sql,
     cursors: new Cursors(deriveKey(secretKey, 'cursor'), previousSecretKeys.map((k) => deriveKey(k, 'cursor'))),

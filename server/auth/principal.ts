@@ -10,16 +10,9 @@ import type { TokenVerifier } from './oidc'
 import { CredentialCache, type CacheRegistry } from './credential-cache'
 import { type BreakGlassRead, withBreakGlass } from './break-glass-access'
 
-/** Workspace roles, most to least powerful. */
-export const ROLES = ['admin', 'reviewer', 'underwriter', 'viewer'] as const
-export type Role = (typeof ROLES)[number]
+import { ROLES, SCOPES, type Role, type Scope } from '../../schemas/access'
 
-/** API-key scopes of the operating contract. */
-export const SCOPES = [
-  'scenarios:read', 'scenarios:write', 'question_sets:read', 'question_sets:write',
-  'settings:write', 'notifications:write', 'embed:mint', 'billing:read', 'billing:write',
-] as const
-export type Scope = (typeof SCOPES)[number]
+export { ROLES, SCOPES, type Role, type Scope }
 
 /** Workspace state carried by every workspace principal. */
 interface InWorkspace { tenantId: string; tenantStatus: 'active' | 'suspended' }

@@ -7,7 +7,7 @@
 import type { PageSummary } from '../documents/parsing/pages'
 import type { Tx } from '../db/connect'
 import type { Block } from '../documents/blocks'
-import { registerUploadTarget, type UploadTargetKind } from '../documents/upload-targets'
+import type { UploadTargetKind } from '../documents/upload-targets'
 import { renderUploadedFile, statusAssignments, type StatusFields } from '../documents/store'
 
 /** A row of `question_groups` (with its number of guideline sources). */
@@ -148,4 +148,3 @@ export const guidelineUploadTarget: UploadTargetKind = {
   },
 }
 
-registerUploadTarget(guidelineUploadTarget)

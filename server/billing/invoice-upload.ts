@@ -12,7 +12,7 @@ import type { AppDeps } from '../deps'
 import { ProblemError, problems } from '../http/problem'
 import { enqueueJob } from '../../jobs/queue'
 import { readAll, UPLOAD_URL_TTL_SECONDS } from '../storage/blob-store'
-import { registerUploadTarget, type UploadTargetKind } from '../documents/upload-targets'
+import type { UploadTargetKind } from '../documents/upload-targets'
 import { tooLarge, verifyStoredBytes } from '../documents/intake'
 import { DECIMAL } from './meters'
 import { BILLING_RECONCILIATION, findReconciliation, validateInvoice, type Invoice, type InvoiceLine, type ReconciliationRow } from './reconciliation'
@@ -117,4 +117,3 @@ export const invoiceUploadTarget: UploadTargetKind = {
   },
 }
 
-registerUploadTarget(invoiceUploadTarget)

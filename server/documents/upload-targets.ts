@@ -1,7 +1,7 @@
 /**
  * What a presigned upload URL can fill: a case document, or another resource with the same upload
- * lifecycle (guideline sources of question groups). The upload route looks the id of its URL up
- * here, so every kind shares one signed URL, one byte check and one store; each kind says how to
+ * lifecycle (guideline sources of question groups, uploaded invoices). The kinds are wired in
+ * server/wiring.ts (AppDeps.uploadTargets); the upload route looks the id of its URL up among them, so every kind shares one signed URL, one byte check and one store; each kind says how to
  * find its row and how to claim the stored bytes for it.
  */
 import type { Tx } from '../db/connect'
@@ -40,15 +40,8 @@ export const documentUploadTarget: UploadTargetKind = {
   },
 }
 
-const kinds: UploadTargetKind[] = [documentUploadTarget]
-
-/** Adds a kind of upload target (once per name; later calls with the same name are ignored). */
-export function registerUploadTarget(kind: UploadTargetKind): void {
-  if (!kinds.some((k) => k.name === kind.name)) kinds.push(kind)
-}
-
-/** The row an upload URL's id names, with its kind, or null. */
-export async function findUploadTarget(sql: Tx, tenantId: string, id: string): Promise<{ row: UploadableRow; kind: UploadTargetKind } | null> {
+/** The row an upload URL's id names among the kinds the service was wired with, with its kind, or null. */
+export async function findUploadTarget(sql: Tx, kinds: readonly UploadTargetKind[], tenantId: string, id: string): Promise<{ row: UploadableRow; kind: UploadTargetKind } | null> {
   for (const kind of kinds) {
     const row = await kind.find(sql, tenantId, id)
     if (row) return { row, kind }

@@ -8,13 +8,15 @@
  * question order. Minor questions never change the outcome.
  */
 
-/** The three outcomes. */
-export const OUTCOMES = ['approve', 'refer', 'decline'] as const
-export type Outcome = (typeof OUTCOMES)[number]
+import type { Static } from '@sinclair/typebox'
+import { CRITICALITIES, type Criticality as CriticalitySchema } from '../../schemas/question-set'
+import { OUTCOMES, type DecisionOutcome } from '../../schemas/evaluation'
 
+export { CRITICALITIES, OUTCOMES }
+/** The three outcomes. */
+export type Outcome = Static<typeof DecisionOutcome>
 /** The question criticalities. */
-export const CRITICALITIES = ['critical', 'major', 'minor'] as const
-export type Criticality = (typeof CRITICALITIES)[number]
+export type Criticality = Static<typeof CriticalitySchema>
 
 /** What the decision reads of one answer. */
 export interface JudgedAnswer {

@@ -9,18 +9,10 @@ import { indexFacts, mineFacts, type CaseBlock, type FactIndex } from './facts'
 import { buildBlockIndex, type BlockIndex, type Hit } from './retrieval'
 import { acceptAnswer } from './rules'
 import { toAnswerValue, type AnswerType, type AnswerValue } from './values'
-import type { Criticality } from './decision'
+import type { Question } from '../../schemas/question-set'
 
-/** A question of a question-set version. */
-export interface Question {
-  key: string
-  text: string
-  criticality: Criticality
-  answer_type: AnswerType
-  guidance?: string
-  fact_path?: string
-  accept?: string
-}
+/** A question of a question-set version (its shape is the schema's). */
+export type { Question }
 
 /** A cited span: a block of a document of the case and a quote that its text contains. */
 export interface EvidenceRef { documentId: string; blockId: string; page: number; quote: string }

@@ -4,9 +4,12 @@
  * share these readers, so "1,250,000.00" means the same thing everywhere.
  */
 
+import { ANSWER_TYPES, type AnswerTypeSchema } from '../../schemas/question-set'
+import type { Static } from '@sinclair/typebox'
+
+export { ANSWER_TYPES }
 /** The answer types a question can declare. */
-export const ANSWER_TYPES = ['boolean', 'text', 'number', 'date'] as const
-export type AnswerType = (typeof ANSWER_TYPES)[number]
+export type AnswerType = Static<typeof AnswerTypeSchema>
 
 /** A value with its type: numbers are decimal strings ("1250000.00"), dates ISO ("2024-01-31"). */
 export type TypedValue =

@@ -3,32 +3,16 @@
  * generation, diff and structure runs). Each item produces the same subscription resource as
  * POST /v1/task-notification-subscriptions, with the same write permission.
  */
-import { t, type Static } from 'elysia'
 import type { Tx } from '../db/connect'
 import { authorize } from '../auth/access'
 import { problems, type ProblemError } from '../http/problem'
 import type { Principal } from '../auth/principal'
-import { EmailTarget, WebhookTarget } from '../../schemas/notifications'
+import type { InlineNotification } from '../../schemas/notifications'
 import type { TaskKind } from './outcomes'
+
+export type { InlineNotification }
 import { NOTIFICATIONS_WRITE } from './access'
 import { checkTarget, createSubscription, type SubscriptionRow } from './subscriptions'
-
-/** One inline item: `{channel: 'email', email: {address}}` or `{channel: 'webhook', webhook: {url}}`. */
-export const InlineNotification = t.Object({
-  channel: t.Union([t.Literal('email'), t.Literal('webhook')]),
-  email: t.Optional(EmailTarget),
-  webhook: t.Optional(WebhookTarget),
-})
-export type InlineNotification = Static<typeof InlineNotification>
-
-/**
- * TypeBox schema of the optional `notifications` body member; use as
- * `notifications: InlineNotifications` in a body schema.
- */
-export const InlineNotifications = t.Optional(t.Array(InlineNotification, {
-  maxItems: 20,
-  description: 'Optional subscriptions to this task: each item is {channel: "email", email: {address}} or {channel: "webhook", webhook: {url}}. Needs the notification write permission.',
-}))
 
 /**
  * In the caller's transaction: validates (http URL, bad address -> 422 with pointer

@@ -4,13 +4,9 @@
  * exactly one row; a pair without a row is a programming error (finishTask throws).
  */
 
-/** The task kinds of the spec (the list grows; receivers ignore unknown kinds). */
-export const TASK_KINDS = [
-  'generation_run', 'diff_run', 'document_ingestion', 'guideline_ingestion', 'structure_task',
-  'question_set_publish', 'evaluation_run', 'report_generated', 'directive_review',
-  'billing_reconciliation',
-] as const
-export type TaskKind = (typeof TASK_KINDS)[number]
+import { TASK_KINDS, type TaskKind } from '../../schemas/notifications'
+
+export { TASK_KINDS, type TaskKind }
 
 /** How a task ended (or paused, for `stalled`). */
 export type TaskResult = 'succeeded' | 'failed' | 'canceled' | 'stalled' | 'unsupported_pending'

@@ -30,7 +30,7 @@ export function uploadRoutes(deps: AppDeps) {
   return new Elysia({ name: 'uploads' })
     .use(accessControl(deps.authenticate))
     .put(`${UPLOAD_PATH_PREFIX}/:tenantId/:documentId`, async ({ params, query, request, set }) => {
-      const target = await findUploadTarget(sql, params.tenantId, params.documentId)
+      const target = await findUploadTarget(sql, deps.uploadTargets, params.tenantId, params.documentId)
       const doc = target?.row ?? null
       const expires = Number(query.expires)
       const signed = doc === null ? undefined : {
