@@ -20,8 +20,6 @@ import type { Tx } from '../server/db/connect'
 import type { ClaimedJob, JobKind } from './types'
 import { JOB_KINDS } from './handlers'
 import { jobBackoffMs } from './backoff'
-import { armMaintenance } from './maintenance'
-import { armReencryption } from './reencrypt'
 import { JOBS_CHANNEL, onLocalEnqueue } from './queue'
 import { contextFromStored, runWithContext } from '../server/observability/context'
 
@@ -98,6 +96,14 @@ class Engine {
     const jobs: ClaimedJob[] = []
     for (const job of claimed) {
       const kind = this.kinds[job.kind]
+      // A stored payload that no longer fits its kind (an older deploy's shape) never runs, not even in part.
+      const misfit = kind?.check?.(job)
+      if (misfit) {
+        this.rejected++
+        await this.inContext(job, () => this.reject(job, misfit)).catch((e) =>
+          this.log('error', 'job rejection failed', { job_id: job.id, kind: job.kind, error: String((e as Error)?.message ?? e) }))
+        continue
+      }
       const max = kind?.maxAttempts ?? DEFAULT_MAX_ATTEMPTS
       if (job.attempts <= max) { jobs.push(job); continue }
       job.attempts = max // this claim is not an attempt: the record keeps the limit
@@ -111,6 +117,21 @@ class Engine {
       if (mine.length > 0) await kind.load!(sql, mine, this.deps).catch(() => {})
     }
     return jobs
+  }
+
+  /** Claimed jobs that were dead at once because they did not fit their kind (see reject). */
+  rejected = 0
+
+  /**
+   * Marks an owned job dead at once with `reason` (why its payload does not fit its kind), without
+   * running any of it: prepare, handler and onGiveUp all read the payload the kind's types promise.
+   */
+  async reject(job: ClaimedJob, reason: string): Promise<void> {
+    this.deps.metrics.jobRun(job.kind, 'dead', 0)
+    this.log('error', 'job payload does not fit its kind; dead without running', { job_id: job.id, kind: job.kind, attempts: job.attempts, error: reason })
+    await this.deps.sql`
+      update jobs set dead_at = now(), last_error = ${reason.slice(0, 2000)}, locked_by = null, locked_until = null, updated_at = now()
+      where id = ${job.id} and locked_by = ${this.workerId}`
   }
 
   /** Jobs in their working phase: a prepare step, or a handler of a kind without one. */
@@ -308,10 +329,9 @@ export function startRunner(deps: AppDeps, opts: RunnerOptions = {}): Runner {
     .then((u) => { unlisten = u; if (stopping) void u().catch(() => {}) })
     .catch((e) => engine.log('warn', 'job notifications unavailable; polling only', { error: String((e as Error)?.message ?? e) }))
   const loop = (async () => {
-    await armMaintenance(deps.sql).catch((e) => engine.log('warn', 'could not arm the maintenance job', { error: String((e as Error)?.message ?? e) }))
-    // A key rotation in progress: move stored secrets to the current key.
-    if (deps.previousSecretKeys.length > 0) {
-      await armReencryption(deps.sql).catch((e) => engine.log('warn', 'could not arm the secret key re-encryption', { error: String((e as Error)?.message ?? e) }))
+    // Kinds that arm their own job (the hourly maintenance, a key rotation's re-encryption) do it now.
+    for (const [name, kind] of Object.entries(engine.kinds)) {
+      await kind.arm?.(deps).catch((e) => engine.log('warn', 'could not arm a job kind', { kind: name, error: String((e as Error)?.message ?? e) }))
     }
     while (!stopping) {
       fill()
@@ -380,8 +400,9 @@ export async function runJobsUntilIdle(deps: AppDeps, opts: Pick<RunnerOptions, 
   const maxRuns = opts.maxRuns ?? 100_000
   let runs = 0
   while (runs < maxRuns) {
+    const rejected = engine.rejected
     const jobs = await engine.claim(Math.min(concurrency, maxRuns - runs))
-    if (jobs.length === 0) break
+    if (jobs.length === 0 && engine.rejected === rejected) break
     runs += jobs.length
     await Promise.all(jobs.map((j) => engine.start(j)))
   }

@@ -5,8 +5,9 @@
  * same transaction. Parsing runs in `prepare`, outside any transaction.
  */
 import type { Tx } from '../db/connect'
-import type { JobKind } from '../../jobs/types'
-import { enqueueJob } from '../../jobs/queue'
+import { Type, type Static } from '@sinclair/typebox'
+import { Int } from '../../schemas/common'
+import { defineJobKind, enqueue, jobType } from '../../jobs/define'
 import { finishTask } from '../../jobs/notify'
 import { giveUpReason, parseDocument, type IngestionOutcome } from '../documents/ingestion'
 import { findGuideline, guidelinePath, replaceGuidelineBlocks, setGuidelineStatus, type GuidelineRow } from './guidelines'
@@ -14,11 +15,18 @@ import { findGuideline, guidelinePath, replaceGuidelineBlocks, setGuidelineStatu
 /** The job kind name (also the task kind). */
 export const GUIDELINE_INGESTION = 'guideline_ingestion'
 
-interface Payload { guidelineId: string; generation: number }
+/** The guideline_ingestion job's type (its payload names the row the job works on). */
+export const GuidelineIngestionJob = jobType({
+  name: GUIDELINE_INGESTION,
+  payload: Type.Object({ guidelineId: Type.String(), generation: Int() }),
+  tenantScoped: true,
+})
+
+type Payload = Static<typeof GuidelineIngestionJob.payload>
 
 /** Enqueues the ingestion of a guideline (in the caller's transaction, after it moved to processing). */
 export async function enqueueGuidelineIngestion(tx: Tx, row: GuidelineRow): Promise<string> {
-  return enqueueJob(tx, { kind: GUIDELINE_INGESTION, tenantId: row.tenant_id, payload: { guidelineId: row.id, generation: row.ingestion_generation } })
+  return enqueue(tx, GuidelineIngestionJob, { tenantId: row.tenant_id, payload: { guidelineId: row.id, generation: row.ingestion_generation } })
 }
 
 const current = (row: GuidelineRow | null, p: Payload): row is GuidelineRow =>
@@ -54,27 +62,28 @@ async function applyOutcome(tx: Tx, row: GuidelineRow, outcome: IngestionOutcome
 }
 
 /** The job kind for JOB_KINDS. */
-export function guidelineIngestionJobKind(): JobKind {
-  return {
+export function guidelineIngestionJobKind() {
+  return defineJobKind({
+    ...GuidelineIngestionJob,
     maxAttempts: 5,
     async prepare(job, deps): Promise<IngestionOutcome> {
-      const p = job.payload as Payload
-      const row = await findGuideline(deps.sql, job.tenantId!, p.guidelineId)
+      const p = job.payload
+      const row = await findGuideline(deps.sql, job.tenantId, p.guidelineId)
       if (!current(row, p)) return { kind: 'skip' }
       return parseDocument(row, deps)
     },
     async handler(tx, job, deps) {
-      const p = job.payload as Payload
-      const row = await findGuideline(tx, job.tenantId!, p.guidelineId, true)
+      const p = job.payload
+      const row = await findGuideline(tx, job.tenantId, p.guidelineId, true)
       if (!current(row, p)) return
       const outcome = job.prepared as IngestionOutcome | undefined
       await applyOutcome(tx, row, !outcome || outcome.kind === 'skip' ? await parseDocument(row, deps) : outcome)
     },
     async onGiveUp(tx, job) {
-      const p = job.payload as Payload
-      const row = await findGuideline(tx, job.tenantId!, p.guidelineId, true)
+      const p = job.payload
+      const row = await findGuideline(tx, job.tenantId, p.guidelineId, true)
       if (!current(row, p)) return
       await applyOutcome(tx, row, { kind: 'unreadable', reason: giveUpReason(job) })
     },
-  }
+  })
 }

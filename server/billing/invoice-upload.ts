@@ -10,12 +10,12 @@ import { parse } from 'csv-parse/sync'
 import type { Tx } from '../db/connect'
 import type { AppDeps } from '../deps'
 import { ProblemError, problems } from '../http/problem'
-import { enqueueJob } from '../../jobs/queue'
+import { enqueue } from '../../jobs/define'
 import { readAll, UPLOAD_URL_TTL_SECONDS } from '../storage/blob-store'
 import { registerUploadTarget, type UploadTargetKind } from '../documents/upload-targets'
 import { tooLarge, verifyStoredBytes } from '../documents/intake'
 import { DECIMAL } from './meters'
-import { BILLING_RECONCILIATION, findReconciliation, validateInvoice, type Invoice, type InvoiceLine, type ReconciliationRow } from './reconciliation'
+import { BillingReconciliationJob, findReconciliation, validateInvoice, type Invoice, type InvoiceLine, type ReconciliationRow } from './reconciliation'
 
 /** The one content type of an uploaded invoice. */
 export const INVOICE_CONTENT_TYPE = 'text/csv'
@@ -85,7 +85,7 @@ export async function completeInvoiceUpload(deps: Pick<AppDeps, 'sql' | 'blobs' 
       where tenant_id = ${tenantId} and id = ${id} and status = 'awaiting_upload' and blob_key is not null
       returning *`
     if (!row) throw problems.conflict('The invoice bytes have not been uploaded yet; PUT them to the upload URL first.')
-    await enqueueJob(tx, { kind: BILLING_RECONCILIATION, tenantId, payload: { reconciliationId: id } })
+    await enqueue(tx, BillingReconciliationJob, { tenantId, payload: { reconciliationId: id } })
     return row
   })
 }

@@ -9,8 +9,10 @@
  */
 import type { Tx } from '../db/connect'
 import type { AppDeps } from '../deps'
-import type { ClaimedJob, JobKind } from '../../jobs/types'
-import { enqueueJob } from '../../jobs/queue'
+import type { ClaimedJob } from '../../jobs/types'
+import { Type, type Static } from '@sinclair/typebox'
+import { defineJobKind, enqueue, jobType } from '../../jobs/define'
+import { Int } from '../../schemas/common'
 import { finishTask } from '../../jobs/notify'
 import { readAll } from '../storage/blob-store'
 import { findFileType } from './registry'
@@ -25,16 +27,23 @@ import { parseOverrides, readPolicy } from '../operator/evaluation-policy'
 /** The job kind name (also the task kind of its notifications). */
 export const DOCUMENT_INGESTION = 'document_ingestion'
 
+/** The document_ingestion job's type (its payload names the row the job works on). */
+export const DocumentIngestionJob = jobType({
+  name: DOCUMENT_INGESTION,
+  payload: Type.Object({ documentId: Type.String(), generation: Int() }),
+  tenantScoped: true,
+})
+
 /** What the parse found, handed from prepare to the handler. */
 export type IngestionOutcome = { kind: 'skip' } | { kind: 'unsupported'; reason?: string } | (ParseOutcome & { children?: ChildDocument[] })
 
 /** The payload of an ingestion job. */
-export interface IngestionPayload { documentId: string; generation: number }
+export type IngestionPayload = Static<typeof DocumentIngestionJob.payload>
 
 /** Enqueues the ingestion of a document (in the caller's transaction, after its status moved to processing). */
 export async function enqueueIngestion(tx: Tx, doc: DocumentRow): Promise<string> {
   const payload: IngestionPayload = { documentId: doc.id, generation: doc.ingestion_generation }
-  return enqueueJob(tx, { kind: DOCUMENT_INGESTION, tenantId: doc.tenant_id, payload: payload as unknown as Record<string, unknown> })
+  return enqueue(tx, DocumentIngestionJob, { tenantId: doc.tenant_id, payload })
 }
 
 const current = (doc: DocumentRow | null, payload: IngestionPayload): doc is DocumentRow =>
@@ -135,27 +144,28 @@ export async function applyOutcome(tx: Tx, doc: DocumentRow, outcome: IngestionO
 }
 
 /** The job kind for JOB_KINDS. */
-export function documentIngestionJobKind(): JobKind {
-  return {
+export function documentIngestionJobKind() {
+  return defineJobKind({
+    ...DocumentIngestionJob,
     maxAttempts: 5,
-    async prepare(job: ClaimedJob, deps: AppDeps): Promise<IngestionOutcome> {
-      const payload = job.payload as IngestionPayload
-      const doc = await findDocumentById(deps.sql, job.tenantId!, payload.documentId)
+    async prepare(job, deps): Promise<IngestionOutcome> {
+      const payload = job.payload
+      const doc = await findDocumentById(deps.sql, job.tenantId, payload.documentId)
       if (!current(doc, payload)) return { kind: 'skip' }
       return parseFollowed(doc, payload, deps)
     },
-    async handler(tx: Tx, job: ClaimedJob, deps: AppDeps) {
-      const payload = job.payload as IngestionPayload
-      const doc = await findDocumentById(tx, job.tenantId!, payload.documentId, true)
+    async handler(tx, job, deps) {
+      const payload = job.payload
+      const doc = await findDocumentById(tx, job.tenantId, payload.documentId, true)
       if (!current(doc, payload)) return // finished already, or superseded by a reingest
       const outcome = (job.prepared as IngestionOutcome | undefined) ?? await parseFollowed(doc, payload, deps)
       await applyOutcome(tx, doc, outcome.kind === 'skip' ? await parseFollowed(doc, payload, deps) : outcome)
     },
-    async onGiveUp(tx: Tx, job: ClaimedJob) {
-      const payload = job.payload as IngestionPayload
-      const doc = await findDocumentById(tx, job.tenantId!, payload.documentId, true)
+    async onGiveUp(tx, job) {
+      const payload = job.payload
+      const doc = await findDocumentById(tx, job.tenantId, payload.documentId, true)
       if (!current(doc, payload)) return
       await applyOutcome(tx, doc, { kind: 'unreadable', reason: giveUpReason(job) })
     },
-  }
+  })
 }

@@ -14,13 +14,22 @@ import { idempotencyKeyOf, runIdempotent, replyWith } from '../http/idempotency'
 import { LIST_PROBLEMS, PATH_PROBLEMS, responses } from '../http/docs'
 import { PageOf } from '../../schemas/common'
 import { Delivery, DeliveryParams, SubscriptionParams } from '../../schemas/notifications'
-import { enqueueJob } from '../../jobs/queue'
+import { Type } from '@sinclair/typebox'
+import { enqueue, jobType } from '../../jobs/define'
+import { Int } from '../../schemas/common'
 import { currentContext, traceparentOf } from '../observability/context'
 import { NOTIFICATIONS_READ, NOTIFICATIONS_WRITE } from './access'
 import { findSubscription } from './subscriptions'
 
-/** The job kind that makes one delivery attempt (registered in jobs/handlers.ts). */
+/** The job kind that makes one delivery attempt (its handler: jobs/deliver.ts; registered in server/job-kinds.ts). */
 export const DELIVERY_JOB_KIND = 'deliver_notification'
+
+/** The delivery job's type: the delivery and its retry cycle (absent on jobs enqueued before cycles existed). */
+export const DeliveryJob = jobType({
+  name: DELIVERY_JOB_KIND,
+  payload: Type.Object({ deliveryId: Type.String(), cycle: Type.Optional(Int()) }),
+  tenantScoped: true,
+})
 
 /** A row of `notification_deliveries`. */
 export interface DeliveryRow {
@@ -112,7 +121,7 @@ export async function insertDelivery(tx: Tx, d: NewDelivery): Promise<void> {
     insert into notification_deliveries (tenant_id, id, subscription_id, task_kind, task_id, event_type, channel, body, occurred_at, next_attempt_at, request_id, traceparent)
     values (${d.tenantId}, ${d.deliveryId}, ${d.subscriptionId}, ${d.taskKind}, ${d.taskId}, ${d.eventType}, ${d.channel}, ${d.body}, ${d.occurredAt}, now(),
             ${ctx?.requestId ?? null}, ${ctx ? traceparentOf(ctx) : null})`
-  await enqueueJob(tx, { kind: DELIVERY_JOB_KIND, tenantId: d.tenantId, payload: { deliveryId: d.deliveryId, cycle: 1 } })
+  await enqueue(tx, DeliveryJob, { tenantId: d.tenantId, payload: { deliveryId: d.deliveryId, cycle: 1 } })
 }
 
 /** The histories of some deliveries, by delivery id, oldest attempt first. */
@@ -153,7 +162,7 @@ export async function redeliver(tx: Tx, tenantId: string, subscriptionId: string
     if (!existing) throw problems.notFound('delivery')
     throw problems.conflict(`Only a dead_lettered delivery can be redelivered; this one is ${existing.status}.`)
   }
-  await enqueueJob(tx, { kind: DELIVERY_JOB_KIND, tenantId, payload: { deliveryId, cycle: row.cycle } })
+  await enqueue(tx, DeliveryJob, { tenantId, payload: { deliveryId, cycle: row.cycle } })
   return row
 }
 
