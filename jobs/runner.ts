@@ -18,7 +18,6 @@ import { hostname } from 'node:os'
 import type { AppDeps } from '../server/deps'
 import type { Tx } from '../server/db/connect'
 import type { ClaimedJob, JobKind } from './types'
-import { JOB_KINDS } from './handlers'
 import { jobBackoffMs } from './backoff'
 import { JOBS_CHANNEL, onLocalEnqueue } from './queue'
 import { contextFromStored, runWithContext } from '../server/observability/context'
@@ -31,8 +30,6 @@ export interface RunnerOptions {
   pollMs?: number
   /** Lease of a claimed job, extended by a heartbeat every third of it (default SVC_JOB_LEASE_MS, 60 s). */
   leaseMs?: number
-  /** The job-kind table (default JOB_KINDS); tests pass a variant. */
-  kinds?: Record<string, JobKind>
   /** How long stop() waits for in-flight jobs before releasing them (default 20 s). */
   drainTimeoutMs?: number
   /** A structured log line. */
@@ -58,8 +55,8 @@ class Engine {
   readonly leaseMs: number
   readonly log: NonNullable<RunnerOptions['log']>
 
-  constructor(readonly deps: AppDeps, opts: RunnerOptions) {
-    this.kinds = opts.kinds ?? JOB_KINDS
+  constructor(readonly deps: AppDeps, kinds: Record<string, JobKind>, opts: RunnerOptions) {
+    this.kinds = kinds
     this.leaseMs = opts.leaseMs ?? deps.config.jobLeaseMs ?? 60_000
     this.log = opts.log ?? ((level, message, extra) => deps.log.log(level, message, extra))
   }
@@ -292,11 +289,12 @@ class Engine {
 }
 
 /**
- * Starts a runner in this process: claims due jobs until stop() is called. `bun run start` runs one
- * beside the HTTP listener; `bun run worker` runs one alone.
+ * Starts a runner of the job kinds `kinds` (by name) in this process: claims due jobs until stop()
+ * is called. `bun run start` runs one beside the HTTP listener; `bun run worker` runs one alone
+ * (both with the service's table, server/job-kinds.ts).
  */
-export function startRunner(deps: AppDeps, opts: RunnerOptions = {}): Runner {
-  const engine = new Engine(deps, opts)
+export function startRunner(deps: AppDeps, kinds: Record<string, JobKind>, opts: RunnerOptions = {}): Runner {
+  const engine = new Engine(deps, kinds, opts)
   const concurrency = Math.max(1, opts.concurrency ?? deps.config.jobConcurrency ?? 8)
   const pollMs = Math.max(1, opts.pollMs ?? deps.config.jobPollMs ?? 500)
   const drainTimeoutMs = opts.drainTimeoutMs ?? 20_000
@@ -394,8 +392,8 @@ export function startRunner(deps: AppDeps, opts: RunnerOptions = {}): Runner {
  * how many runs it made. For deterministic tests and scripts; jobs scheduled in the future (retries
  * after back-off) are left for later.
  */
-export async function runJobsUntilIdle(deps: AppDeps, opts: Pick<RunnerOptions, 'kinds' | 'concurrency' | 'log' | 'leaseMs'> & { maxRuns?: number } = {}): Promise<number> {
-  const engine = new Engine(deps, opts)
+export async function runJobsUntilIdle(deps: AppDeps, kinds: Record<string, JobKind>, opts: Pick<RunnerOptions, 'concurrency' | 'log' | 'leaseMs'> & { maxRuns?: number } = {}): Promise<number> {
+  const engine = new Engine(deps, kinds, opts)
   const concurrency = Math.max(1, opts.concurrency ?? 4)
   const maxRuns = opts.maxRuns ?? 100_000
   let runs = 0

@@ -7,7 +7,7 @@
 import type { Tx } from '../db/connect'
 import { Type } from '@sinclair/typebox'
 import { defineJobKind, enqueue, jobType } from '../../jobs/define'
-import { finishTask } from '../../jobs/notify'
+import { finishTask } from '../notifications/finish'
 import { recordUsageEvents } from '../billing/ledger'
 import { findVersionById } from '../question-sets/store'
 import { findGuideline, guidelineBlocks } from './guidelines'
@@ -86,7 +86,7 @@ async function end(tx: Tx, row: DiffRunRow, outcome: { result: DiffRunRow['resul
 
 const asGen = (rows: Awaited<ReturnType<typeof guidelineBlocks>>) => rows.map((b) => ({ id: b.id, guidelineId: b.guideline_id, page: b.page, text: b.text }))
 
-/** The job kind for JOB_KINDS. */
+/** The job kind (registered in server/job-kinds.ts). */
 export function diffRunJobKind() {
   return defineJobKind({
     ...DiffRunJob,

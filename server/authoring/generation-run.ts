@@ -20,7 +20,7 @@ import type { AppDeps } from '../deps'
 import type { Tx } from '../db/connect'
 import { Type, type Static } from '@sinclair/typebox'
 import { defineJobKind, enqueue, jobType } from '../../jobs/define'
-import { finishTask } from '../../jobs/notify'
+import { finishTask } from '../notifications/finish'
 import { recordUsageEvents } from '../billing/ledger'
 import { ModelOutageError, ModelResponseError, type ModelSettings } from '../evaluation'
 import type { Config } from '../config'
@@ -149,7 +149,7 @@ export function checkBackoffMs(intervalMs: number, checks: number): number {
   return Math.min(3_600_000, intervalMs * 2 ** Math.max(0, checks - 1))
 }
 
-/** The job kind for JOB_KINDS. */
+/** The job kind (registered in server/job-kinds.ts). */
 export function generationRunJobKind() {
   return defineJobKind({
     ...GenerationRunJob,

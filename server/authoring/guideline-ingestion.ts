@@ -8,7 +8,7 @@ import type { Tx } from '../db/connect'
 import { Type, type Static } from '@sinclair/typebox'
 import { Int } from '../../schemas/common'
 import { defineJobKind, enqueue, jobType } from '../../jobs/define'
-import { finishTask } from '../../jobs/notify'
+import { finishTask } from '../notifications/finish'
 import { giveUpReason, parseDocument, type IngestionOutcome } from '../documents/ingestion'
 import { findGuideline, guidelinePath, replaceGuidelineBlocks, setGuidelineStatus, type GuidelineRow } from './guidelines'
 
@@ -61,7 +61,7 @@ async function applyOutcome(tx: Tx, row: GuidelineRow, outcome: IngestionOutcome
   }
 }
 
-/** The job kind for JOB_KINDS. */
+/** The job kind (registered in server/job-kinds.ts). */
 export function guidelineIngestionJobKind() {
   return defineJobKind({
     ...GuidelineIngestionJob,

@@ -12,7 +12,7 @@
 import type { Tx } from '../db/connect'
 import { Type } from '@sinclair/typebox'
 import { defineJobKind, enqueue, jobType } from '../../jobs/define'
-import { finishTask } from '../../jobs/notify'
+import { finishTask } from '../notifications/finish'
 import type { Question } from '../evaluation/engine'
 import { slug } from '../evaluation/facts'
 import { findVersionById } from '../question-sets/store'
@@ -126,7 +126,7 @@ async function end(tx: Tx, row: StructureTaskRow, outcome: { proposal: Structure
   await finishTask(tx, { tenantId: row.tenant_id, taskKind: 'structure_task', taskId: row.id, resourcePath: structureTaskPath(row), result: ok ? 'succeeded' : 'failed', ...(ok ? {} : { reason: outcome.reason }) })
 }
 
-/** The job kind for JOB_KINDS. */
+/** The job kind (registered in server/job-kinds.ts). */
 export function structureTaskJobKind() {
   return defineJobKind({
     ...StructureTaskJob,

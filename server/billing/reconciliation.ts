@@ -10,7 +10,7 @@ import type { Tx } from '../db/connect'
 import { Type } from '@sinclair/typebox'
 import { defineJobKind, enqueue, jobType } from '../../jobs/define'
 import type { AppDeps } from '../deps'
-import { finishTask } from '../../jobs/notify'
+import { finishTask } from '../notifications/finish'
 import { problems } from '../http/problem'
 import { readTenantSettings } from '../resources/tenant-settings'
 import { contractForPeriod, type ContractRow } from './contracts'
@@ -213,7 +213,7 @@ export async function endReconciliation(tx: Tx, row: ReconciliationRow, outcome:
 export type InvoiceReader = (row: ReconciliationRow, deps: AppDeps) => Promise<Invoice | { error: string }>
 
 /**
- * The job kind for JOB_KINDS: compares and records findings in one transaction with the task's end.
+ * The job kind (registered in server/job-kinds.ts): compares and records findings in one transaction with the task's end.
  * An uploaded CSV invoice is read in `prepare` (outside any transaction) by `readInvoice`.
  */
 export function billingReconciliationJobKind(readInvoice: InvoiceReader) {

@@ -13,7 +13,7 @@ import type { ClaimedJob } from '../../jobs/types'
 import { Type, type Static } from '@sinclair/typebox'
 import { defineJobKind, enqueue, jobType } from '../../jobs/define'
 import { Int } from '../../schemas/common'
-import { finishTask } from '../../jobs/notify'
+import { finishTask } from '../notifications/finish'
 import { readAll } from '../storage/blob-store'
 import { findFileType } from './registry'
 import type { ParseOutcome } from './parsing/extract'
@@ -143,7 +143,7 @@ export async function applyOutcome(tx: Tx, doc: DocumentRow, outcome: IngestionO
   }
 }
 
-/** The job kind for JOB_KINDS. */
+/** The job kind (registered in server/job-kinds.ts). */
 export function documentIngestionJobKind() {
   return defineJobKind({
     ...DocumentIngestionJob,

@@ -1,7 +1,8 @@
 /**
- * Deliveries of task notifications: the transactional outbox row written when a task finishes, its
- * attempt history, and the routes to list, read and redeliver them. Owns `notification_deliveries`
- * and `notification_delivery_attempts`. The sending itself is the job runner's (jobs/deliver.ts).
+ * Deliveries of task notifications: their attempt history, redelivery, and the routes to list, read
+ * and redeliver them. Owns `notification_deliveries` and `notification_delivery_attempts`, but for
+ * the outbox row written when a task finishes (outbox.ts, which task finishing imports without these
+ * routes). The sending itself is the job runner's (jobs/deliver.ts).
  */
 import { Elysia } from 'elysia'
 import type { AppDeps } from '../deps'
@@ -14,22 +15,10 @@ import { idempotencyKeyOf, runIdempotent, replyWith } from '../http/idempotency'
 import { LIST_PROBLEMS, PATH_PROBLEMS, responses } from '../http/docs'
 import { PageOf } from '../../schemas/common'
 import { Delivery, DeliveryParams, SubscriptionParams } from '../../schemas/notifications'
-import { Type } from '@sinclair/typebox'
-import { enqueue, jobType } from '../../jobs/define'
-import { Int } from '../../schemas/common'
-import { currentContext, traceparentOf } from '../observability/context'
+import { enqueue } from '../../jobs/define'
+import { DeliveryJob } from './outbox'
 import { NOTIFICATIONS_READ, NOTIFICATIONS_WRITE } from './access'
 import { findSubscription } from './subscriptions'
-
-/** The job kind that makes one delivery attempt (its handler: jobs/deliver.ts; registered in server/job-kinds.ts). */
-export const DELIVERY_JOB_KIND = 'deliver_notification'
-
-/** The delivery job's type: the delivery and its retry cycle (absent on jobs enqueued before cycles existed). */
-export const DeliveryJob = jobType({
-  name: DELIVERY_JOB_KIND,
-  payload: Type.Object({ deliveryId: Type.String(), cycle: Type.Optional(Int()) }),
-  tenantScoped: true,
-})
 
 /** A row of `notification_deliveries`. */
 export interface DeliveryRow {
@@ -98,30 +87,6 @@ export function renderDelivery(row: DeliveryRow, history: AttemptRow[]) {
     created_at: row.created_at.toISOString(),
     updated_at: row.updated_at.toISOString(),
   }
-}
-
-/** What one delivery is made of when a task finishes. */
-export interface NewDelivery {
-  tenantId: string
-  subscriptionId: string
-  deliveryId: string
-  taskKind: string
-  taskId: string
-  eventType: string
-  channel: 'email' | 'webhook'
-  body: string
-  occurredAt: Date
-}
-
-/** Stores a rendered delivery and enqueues its first attempt, in the caller's transaction. */
-export async function insertDelivery(tx: Tx, d: NewDelivery): Promise<void> {
-  // The request (or job) that ended the task: its request id and trace go with the delivery and its webhook.
-  const ctx = currentContext()
-  await tx`
-    insert into notification_deliveries (tenant_id, id, subscription_id, task_kind, task_id, event_type, channel, body, occurred_at, next_attempt_at, request_id, traceparent)
-    values (${d.tenantId}, ${d.deliveryId}, ${d.subscriptionId}, ${d.taskKind}, ${d.taskId}, ${d.eventType}, ${d.channel}, ${d.body}, ${d.occurredAt}, now(),
-            ${ctx?.requestId ?? null}, ${ctx ? traceparentOf(ctx) : null})`
-  await enqueue(tx, DeliveryJob, { tenantId: d.tenantId, payload: { deliveryId: d.deliveryId, cycle: 1 } })
 }
 
 /** The histories of some deliveries, by delivery id, oldest attempt first. */

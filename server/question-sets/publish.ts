@@ -7,7 +7,7 @@
 import type { Tx } from '../db/connect'
 import { Type } from '@sinclair/typebox'
 import { defineJobKind, jobType } from '../../jobs/define'
-import { finishTask } from '../../jobs/notify'
+import { finishTask } from '../notifications/finish'
 import { findVersion } from './store'
 import { questionProblems } from './validate'
 import { raiseSupersessions } from '../authoring/supersessions'

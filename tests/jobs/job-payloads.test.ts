@@ -12,7 +12,7 @@ import { startApp } from '../helpers/app'
 import { enqueueJob } from '../../jobs/queue'
 import { defineJobKind, enqueue, kindTable } from '../../jobs/define'
 import { runJobsUntilIdle, type RunnerOptions } from '../../jobs/runner'
-import { JOB_KINDS } from '../../jobs/handlers'
+import { JOB_KINDS } from '../../server/job-kinds'
 import { EVALUATION_RUN, EvaluationRunJob } from '../../server/evaluation/run'
 import { Int } from '../../schemas/common'
 
@@ -59,7 +59,7 @@ describe('typed job payloads', () => {
     const tenant = await app.tenant()
     ran.length = 0
     const id = await app.sql.begin((tx) => enqueue(tx, probe, { tenantId: tenant.id, payload: { caseId: 'c-1', round: 4 } }))
-    expect(await runJobsUntilIdle(app.deps, { kinds, log: quiet })).toBe(1)
+    expect(await runJobsUntilIdle(app.deps, kinds, { log: quiet })).toBe(1)
     expect(ran).toEqual(['prepare c-1', 'handler c-1'])
     expect(await effects(id)).toEqual([`${tenant.id}:c-1:8`])
     expect(await jobRow(id)).toBeUndefined()
@@ -70,7 +70,7 @@ describe('typed job payloads', () => {
     ran.length = 0
     // As an older deploy wrote it: `caseId` was then `scenarioId`, and `round` a string.
     const id = await app.sql.begin((tx) => enqueueJob(tx, { kind: 'payload_probe', tenantId: tenant.id, payload: { scenarioId: 'c-2', round: '4' } }))
-    await runJobsUntilIdle(app.deps, { kinds, log: quiet })
+    await runJobsUntilIdle(app.deps, kinds, { log: quiet })
     expect(ran).toEqual([])
     expect(await effects(id)).toEqual([])
     const row = await jobRow(id)
@@ -79,13 +79,13 @@ describe('typed job payloads', () => {
     expect(row?.last_error).toContain('payload.caseId')
     expect(row?.last_error).toContain('payload.round')
     // Dead is final: another pass claims nothing.
-    expect(await runJobsUntilIdle(app.deps, { kinds, log: quiet })).toBe(0)
+    expect(await runJobsUntilIdle(app.deps, kinds, { log: quiet })).toBe(0)
   })
 
   test('a tenant-scoped job without a workspace ends dead with the reason', async () => {
     ran.length = 0
     const id = await app.sql.begin((tx) => enqueueJob(tx, { kind: 'payload_probe', tenantId: null, payload: { caseId: 'c-3', round: 1 } }))
-    await runJobsUntilIdle(app.deps, { kinds, log: quiet })
+    await runJobsUntilIdle(app.deps, kinds, { log: quiet })
     expect(ran).toEqual([])
     const row = await jobRow(id)
     expect(row?.dead_at).toBeInstanceOf(Date)
@@ -99,7 +99,7 @@ describe('typed job payloads', () => {
     // A valid probe claimed in the same batch is not held back by the dead one.
     const fine = await app.sql.begin((tx) => enqueue(tx, probe, { tenantId: tenant.id, payload: { caseId: 'c-4', round: 1 } }))
     expect(EvaluationRunJob.name).toBe(EVALUATION_RUN)
-    await runJobsUntilIdle(app.deps, { kinds: { ...JOB_KINDS, ...kinds }, log: quiet })
+    await runJobsUntilIdle(app.deps, { ...JOB_KINDS, ...kinds }, { log: quiet })
     const row = await jobRow(stale)
     expect(row?.dead_at).toBeInstanceOf(Date)
     expect(row?.last_error).toContain('payload does not fit job kind evaluation_run')

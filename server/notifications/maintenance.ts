@@ -4,10 +4,10 @@
  * notification retention (tenant setting `notification_retention_days`, 30 days by default) and
  * dead jobs older than 30 days.
  */
-import type { Tx } from '../server/db/connect'
+import type { Tx } from '../db/connect'
 import { Type } from '@sinclair/typebox'
-import { defineJobKind } from './define'
-import { destroyExpiredSecrets } from '../server/notifications/signing-secret'
+import { defineJobKind } from '../../jobs/define'
+import { destroyExpiredSecrets } from './signing-secret'
 
 /** The kind name of the maintenance job. */
 export const MAINTENANCE_JOB_KIND = 'notifications_maintenance'

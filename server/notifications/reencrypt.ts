@@ -7,10 +7,10 @@
  * (after the longest-lived cursor or upload URL signed with the old key has expired: 15 minutes for
  * upload URLs).
  */
-import type { Sql } from '../server/db/connect'
+import type { Sql } from '../db/connect'
 import { Type } from '@sinclair/typebox'
-import { defineJobKind } from './define'
-import { reencryptSecrets } from '../server/notifications/signing-secret'
+import { defineJobKind } from '../../jobs/define'
+import { reencryptSecrets } from './signing-secret'
 
 /** The job kind name. */
 export const REENCRYPT_JOB_KIND = 'secret_key_reencrypt'
