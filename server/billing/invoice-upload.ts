@@ -12,7 +12,7 @@ import type { AppDeps } from '../deps'
 import { ProblemError, problems } from '../http/problem'
 import { enqueue } from '../../jobs/define'
 import { readAll, UPLOAD_URL_TTL_SECONDS } from '../storage/blob-store'
-import { registerUploadTarget, type UploadTargetKind } from '../documents/upload-targets'
+import { claimUploadIn, registerUploadTarget, type UploadTargetKind } from '../documents/upload-targets'
 import { tooLarge, verifyStoredBytes } from '../documents/intake'
 import { DECIMAL } from './meters'
 import { BillingReconciliationJob, findReconciliation, validateInvoice, type Invoice, type InvoiceLine, type ReconciliationRow } from './reconciliation'
@@ -108,13 +108,7 @@ export const invoiceUploadTarget: UploadTargetKind = {
     const row = await findReconciliation(sql, tenantId, id)
     return row && row.filename !== null ? { ...row, status: row.status } : null
   },
-  async claim(sql, row, key) {
-    const claimed = await sql`
-      update billing_reconciliations set blob_key = ${key}, bytes_verified = true, uploaded_at = now(), updated_at = now()
-      where tenant_id = ${row.tenant_id} and id = ${row.id} and status = 'awaiting_upload' and blob_key is null
-      returning id`
-    return claimed.length > 0
-  },
+  claim: claimUploadIn('billing_reconciliations'),
 }
 
 registerUploadTarget(invoiceUploadTarget)
