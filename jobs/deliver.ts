@@ -9,9 +9,8 @@
 import type { AppDeps } from '../server/deps'
 import type postgres from 'postgres'
 import type { Sql, Tx } from '../server/db/connect'
-import type { ClaimedJob, JobKind } from './types'
-import { enqueueJob } from './queue'
-import { DELIVERY_JOB_KIND } from '../server/notifications/deliveries'
+import { defineJobKind, enqueue, type JobOf } from './define'
+import { DeliveryJob } from '../server/notifications/outbox'
 import { openUsableSecret, usableSecretJoin } from '../server/notifications/signing-secret'
 import { allowListOf, checkTarget, type CheckedAddress } from './ssrf'
 import { postWebhook, webhookCa, type SenderOptions } from './webhook-sender'
@@ -21,6 +20,9 @@ import { signatureHeader } from './signing'
 import { DELIVERY_MAX_ATTEMPTS, deliveryBackoffMs } from './backoff'
 import { outgoingTraceparent } from '../server/observability/context'
 import pkg from '../package.json' with { type: 'json' }
+
+/** A claimed delivery job (before or after its attempt). */
+type DeliveryJobOf<Prepared = unknown> = JobOf<typeof DeliveryJob.payload, true, Prepared>
 
 /** Why a target is refused without consuming an attempt. */
 export type Refusal = 'refused_http_url' | 'refused_no_signing_secret' | 'refused_private_address'
@@ -96,7 +98,7 @@ async function readDeliveries(sql: Sql, keys: { tenantId: string; deliveryId: st
 }
 
 /** Makes one attempt (see attemptOnce), noting its channel and number for the metrics and the log. */
-async function attempt(job: ClaimedJob, deps: AppDeps, opts: DeliveryKindOptions): Promise<AttemptOutcome> {
+async function attempt(job: DeliveryJobOf, deps: AppDeps, opts: DeliveryKindOptions): Promise<AttemptOutcome> {
   const outcome = await attemptOnce(job, deps, opts)
   if (outcome.kind === 'skip') return outcome
   const d = job.loaded as LoadedDelivery | undefined
@@ -106,10 +108,10 @@ async function attempt(job: ClaimedJob, deps: AppDeps, opts: DeliveryKindOptions
 }
 
 /** Counts and logs a recorded outcome (after its transaction: a lost job records nothing). */
-function observe(deps: AppDeps, job: ClaimedJob, outcome: AttemptOutcome, deadLettered = false): void {
+function observe(deps: AppDeps, job: DeliveryJobOf, outcome: AttemptOutcome, deadLettered = false): void {
   if (outcome.kind === 'skip') return
   const channel = outcome.channel ?? 'webhook'
-  const { deliveryId } = job.payload as { deliveryId: string }
+  const { deliveryId } = job.payload
   if (outcome.kind === 'refused') {
     deps.metrics.delivery(channel, 'refused', 1)
     deps.log.warn('delivery refused', { delivery_id: deliveryId, channel, reason: outcome.reason })
@@ -124,10 +126,10 @@ function observe(deps: AppDeps, job: ClaimedJob, outcome: AttemptOutcome, deadLe
 }
 
 /** Makes one attempt of the delivery a job names; never throws for a peer's failure. */
-async function attemptOnce(job: ClaimedJob, deps: AppDeps, opts: DeliveryKindOptions): Promise<AttemptOutcome> {
-  const { deliveryId, cycle } = job.payload as { deliveryId: string; cycle?: number }
+async function attemptOnce(job: DeliveryJobOf, deps: AppDeps, opts: DeliveryKindOptions): Promise<AttemptOutcome> {
+  const { deliveryId, cycle } = job.payload
   // Read at claim time with the rest of the batch (a claimed delivery does not change meanwhile), or now.
-  const d = (job.loaded as LoadedDelivery | undefined) ?? (await readDeliveries(deps.sql, [{ tenantId: job.tenantId!, deliveryId }]))[0]
+  const d = (job.loaded as LoadedDelivery | undefined) ?? (await readDeliveries(deps.sql, [{ tenantId: job.tenantId, deliveryId }]))[0]
   job.loaded = d
   if (!d || d.status !== 'pending' || (cycle !== undefined && d.cycle !== cycle)) return { kind: 'skip' }
   const at = new Date()
@@ -170,10 +172,10 @@ async function attemptOnce(job: ClaimedJob, deps: AppDeps, opts: DeliveryKindOpt
  * outcome is one statement (update the pending delivery of this cycle, insert the history row from
  * it); a failure also decides between the next attempt and the dead letter.
  */
-async function record(tx: Tx, job: ClaimedJob, deps: AppDeps, outcome: AttemptOutcome): Promise<boolean> {
+async function record(tx: Tx, job: DeliveryJobOf, deps: AppDeps, outcome: AttemptOutcome): Promise<boolean> {
   if (outcome.kind === 'skip') return false
-  const { deliveryId, cycle } = job.payload as { deliveryId: string; cycle?: number }
-  const tenantId = job.tenantId!
+  const { deliveryId, cycle } = job.payload
+  const tenantId = job.tenantId
   const attemptId = Bun.randomUUIDv7()
   const ofThisCycle = cycle !== undefined ? tx`and cycle = ${cycle}` : tx``
   const history = (d: string, counted: boolean, status: number | null, error: string | null) => tx`
@@ -219,7 +221,7 @@ async function record(tx: Tx, job: ClaimedJob, deps: AppDeps, outcome: AttemptOu
       where tenant_id = ${tenantId} and id = ${deliveryId}
       returning tenant_id, id, cycle)
     ${history('d', true, outcome.status ?? null, outcome.error ?? null)}`
-  if (next) await enqueueJob(tx, { kind: DELIVERY_JOB_KIND, tenantId, payload: { deliveryId, cycle: d.cycle }, runAt: next })
+  if (next) await enqueue(tx, DeliveryJob, { tenantId, payload: { deliveryId, cycle: d.cycle }, runAt: next })
   if (outcome.kind === 'sent') outcome.attempt = used
   return exhausted
 }
@@ -229,9 +231,9 @@ async function record(tx: Tx, job: ClaimedJob, deps: AppDeps, outcome: AttemptOu
  * delivery of this cycle and adding its history row in one statement. A failure (which may enqueue
  * the next attempt) takes the transactional path of `record`.
  */
-async function recordInOneStatement(sql: Sql, job: ClaimedJob, outcome: AttemptOutcome, done: postgres.PendingQuery<postgres.Row[]>): Promise<'finished' | 'lost' | 'fallback'> {
+async function recordInOneStatement(sql: Sql, job: DeliveryJobOf, outcome: AttemptOutcome, done: postgres.PendingQuery<postgres.Row[]>): Promise<'finished' | 'lost' | 'fallback'> {
   if (outcome.kind === 'sent' && !outcome.ok) return 'fallback'
-  const { deliveryId, cycle } = job.payload as { deliveryId: string; cycle?: number }
+  const { deliveryId, cycle } = job.payload
   const ofThisCycle = cycle !== undefined ? sql`and cycle = ${cycle}` : sql``
   const update = outcome.kind === 'skip'
     ? sql`select tenant_id, id, cycle from notification_deliveries where false`
@@ -266,22 +268,23 @@ async function recordInOneStatement(sql: Sql, job: ClaimedJob, outcome: AttemptO
  * The delivery job kind. A run that fails for an internal reason (not the peer's) is retried as a
  * job; after 10 such runs the delivery is dead-lettered with reason internal_error.
  */
-export function deliveryJobKind(opts: DeliveryKindOptions = {}): JobKind {
-  return {
+export function deliveryJobKind(opts: DeliveryKindOptions = {}) {
+  return defineJobKind({
+    ...DeliveryJob,
     maxAttempts: 10,
     async load(sql, jobs) {
-      const rows = await readDeliveries(sql, jobs.map((j) => ({ tenantId: j.tenantId!, deliveryId: (j.payload as { deliveryId: string }).deliveryId })))
+      const rows = await readDeliveries(sql, jobs.map((j) => ({ tenantId: j.tenantId, deliveryId: j.payload.deliveryId })))
       const byId = new Map(rows.map((r) => [r.id, r]))
-      for (const j of jobs) j.loaded = byId.get((j.payload as { deliveryId: string }).deliveryId)
+      for (const j of jobs) j.loaded = byId.get(j.payload.deliveryId)
     },
     prepare: (job, deps) => attempt(job, deps, opts),
     async finishInOneStatement(sql, job, deps, done) {
-      const result = await recordInOneStatement(sql, job, job.prepared as AttemptOutcome, done)
-      if (result === 'finished') observe(deps, job, job.prepared as AttemptOutcome)
+      const result = await recordInOneStatement(sql, job, job.prepared, done)
+      if (result === 'finished') observe(deps, job, job.prepared)
       return result
     },
     async handler(tx, job, deps) {
-      const outcome = job.prepared as AttemptOutcome
+      const outcome = job.prepared
       const deadLettered = await record(tx, job, deps, outcome)
       // Counted inside the job's transaction: one that then fails to commit is retried and counted
       // again (the metric counts attempts made, like the send itself, which happened either way).
@@ -291,7 +294,7 @@ export function deliveryJobKind(opts: DeliveryKindOptions = {}): JobKind {
       await tx`
         update notification_deliveries
         set status = 'dead_lettered', dead_lettered_at = now(), dead_letter_reason = 'internal_error', next_attempt_at = null, updated_at = now()
-        where tenant_id = ${job.tenantId} and id = ${(job.payload as { deliveryId: string }).deliveryId} and status = 'pending'`
+        where tenant_id = ${job.tenantId} and id = ${job.payload.deliveryId} and status = 'pending'`
     },
-  }
+  })
 }

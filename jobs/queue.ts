@@ -5,7 +5,7 @@
 import type { Sql, Tx } from '../server/db/connect'
 import { currentContext, traceparentOf } from '../server/observability/context'
 
-/** A job to run: its kind (a key of JOB_KINDS), workspace, payload and earliest start. */
+/** A job to run: its kind (a name in the runner's table of kinds; see defineJobKind and the typed enqueue), workspace, payload and earliest start. */
 export interface JobInput { kind: string; tenantId: string | null; payload: Record<string, unknown>; runAt?: Date }
 
 /** The channel a committed job that is due at once is announced on (see startRunner). */

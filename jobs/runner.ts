@@ -18,10 +18,7 @@ import { hostname } from 'node:os'
 import type { AppDeps } from '../server/deps'
 import type { Tx } from '../server/db/connect'
 import type { ClaimedJob, JobKind } from './types'
-import { JOB_KINDS } from './handlers'
 import { jobBackoffMs } from './backoff'
-import { armMaintenance } from './maintenance'
-import { armReencryption } from './reencrypt'
 import { JOBS_CHANNEL, onLocalEnqueue } from './queue'
 import { contextFromStored, runWithContext } from '../server/observability/context'
 
@@ -33,8 +30,6 @@ export interface RunnerOptions {
   pollMs?: number
   /** Lease of a claimed job, extended by a heartbeat every third of it (default SVC_JOB_LEASE_MS, 60 s). */
   leaseMs?: number
-  /** The job-kind table (default JOB_KINDS); tests pass a variant. */
-  kinds?: Record<string, JobKind>
   /** How long stop() waits for in-flight jobs before releasing them (default 20 s). */
   drainTimeoutMs?: number
   /** A structured log line. */
@@ -60,8 +55,8 @@ class Engine {
   readonly leaseMs: number
   readonly log: NonNullable<RunnerOptions['log']>
 
-  constructor(readonly deps: AppDeps, opts: RunnerOptions) {
-    this.kinds = opts.kinds ?? JOB_KINDS
+  constructor(readonly deps: AppDeps, kinds: Record<string, JobKind>, opts: RunnerOptions) {
+    this.kinds = kinds
     this.leaseMs = opts.leaseMs ?? deps.config.jobLeaseMs ?? 60_000
     this.log = opts.log ?? ((level, message, extra) => deps.log.log(level, message, extra))
   }
@@ -98,6 +93,14 @@ class Engine {
     const jobs: ClaimedJob[] = []
     for (const job of claimed) {
       const kind = this.kinds[job.kind]
+      // A stored payload that no longer fits its kind (an older deploy's shape) never runs, not even in part.
+      const misfit = kind?.check?.(job)
+      if (misfit) {
+        this.rejected++
+        await this.inContext(job, () => this.reject(job, misfit)).catch((e) =>
+          this.log('error', 'job rejection failed', { job_id: job.id, kind: job.kind, error: String((e as Error)?.message ?? e) }))
+        continue
+      }
       const max = kind?.maxAttempts ?? DEFAULT_MAX_ATTEMPTS
       if (job.attempts <= max) { jobs.push(job); continue }
       job.attempts = max // this claim is not an attempt: the record keeps the limit
@@ -111,6 +114,21 @@ class Engine {
       if (mine.length > 0) await kind.load!(sql, mine, this.deps).catch(() => {})
     }
     return jobs
+  }
+
+  /** Claimed jobs that were dead at once because they did not fit their kind (see reject). */
+  rejected = 0
+
+  /**
+   * Marks an owned job dead at once with `reason` (why its payload does not fit its kind), without
+   * running any of it: prepare, handler and onGiveUp all read the payload the kind's types promise.
+   */
+  async reject(job: ClaimedJob, reason: string): Promise<void> {
+    this.deps.metrics.jobRun(job.kind, 'dead', 0)
+    this.log('error', 'job payload does not fit its kind; dead without running', { job_id: job.id, kind: job.kind, attempts: job.attempts, error: reason })
+    await this.deps.sql`
+      update jobs set dead_at = now(), last_error = ${reason.slice(0, 2000)}, locked_by = null, locked_until = null, updated_at = now()
+      where id = ${job.id} and locked_by = ${this.workerId}`
   }
 
   /** Jobs in their working phase: a prepare step, or a handler of a kind without one. */
@@ -271,11 +289,12 @@ class Engine {
 }
 
 /**
- * Starts a runner in this process: claims due jobs until stop() is called. `bun run start` runs one
- * beside the HTTP listener; `bun run worker` runs one alone.
+ * Starts a runner of the job kinds `kinds` (by name) in this process: claims due jobs until stop()
+ * is called. `bun run start` runs one beside the HTTP listener; `bun run worker` runs one alone
+ * (both with the service's table, server/job-kinds.ts).
  */
-export function startRunner(deps: AppDeps, opts: RunnerOptions = {}): Runner {
-  const engine = new Engine(deps, opts)
+export function startRunner(deps: AppDeps, kinds: Record<string, JobKind>, opts: RunnerOptions = {}): Runner {
+  const engine = new Engine(deps, kinds, opts)
   const concurrency = Math.max(1, opts.concurrency ?? deps.config.jobConcurrency ?? 8)
   const pollMs = Math.max(1, opts.pollMs ?? deps.config.jobPollMs ?? 500)
   const drainTimeoutMs = opts.drainTimeoutMs ?? 20_000
@@ -308,10 +327,9 @@ export function startRunner(deps: AppDeps, opts: RunnerOptions = {}): Runner {
     .then((u) => { unlisten = u; if (stopping) void u().catch(() => {}) })
     .catch((e) => engine.log('warn', 'job notifications unavailable; polling only', { error: String((e as Error)?.message ?? e) }))
   const loop = (async () => {
-    await armMaintenance(deps.sql).catch((e) => engine.log('warn', 'could not arm the maintenance job', { error: String((e as Error)?.message ?? e) }))
-    // A key rotation in progress: move stored secrets to the current key.
-    if (deps.previousSecretKeys.length > 0) {
-      await armReencryption(deps.sql).catch((e) => engine.log('warn', 'could not arm the secret key re-encryption', { error: String((e as Error)?.message ?? e) }))
+    // Kinds that arm their own job (the hourly maintenance, a key rotation's re-encryption) do it now.
+    for (const [name, kind] of Object.entries(engine.kinds)) {
+      await kind.arm?.(deps).catch((e) => engine.log('warn', 'could not arm a job kind', { kind: name, error: String((e as Error)?.message ?? e) }))
     }
     while (!stopping) {
       fill()
@@ -374,14 +392,15 @@ export function startRunner(deps: AppDeps, opts: RunnerOptions = {}): Runner {
  * how many runs it made. For deterministic tests and scripts; jobs scheduled in the future (retries
  * after back-off) are left for later.
  */
-export async function runJobsUntilIdle(deps: AppDeps, opts: Pick<RunnerOptions, 'kinds' | 'concurrency' | 'log' | 'leaseMs'> & { maxRuns?: number } = {}): Promise<number> {
-  const engine = new Engine(deps, opts)
+export async function runJobsUntilIdle(deps: AppDeps, kinds: Record<string, JobKind>, opts: Pick<RunnerOptions, 'concurrency' | 'log' | 'leaseMs'> & { maxRuns?: number } = {}): Promise<number> {
+  const engine = new Engine(deps, kinds, opts)
   const concurrency = Math.max(1, opts.concurrency ?? 4)
   const maxRuns = opts.maxRuns ?? 100_000
   let runs = 0
   while (runs < maxRuns) {
+    const rejected = engine.rejected
     const jobs = await engine.claim(Math.min(concurrency, maxRuns - runs))
-    if (jobs.length === 0) break
+    if (jobs.length === 0 && engine.rejected === rejected) break
     runs += jobs.length
     await Promise.all(jobs.map((j) => engine.start(j)))
   }

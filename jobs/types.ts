@@ -67,4 +67,12 @@ export interface JobKind {
   finishInOneStatement?: (sql: Sql, job: ClaimedJob, deps: AppDeps, done: postgres.PendingQuery<postgres.Row[]>) => Promise<'finished' | 'lost' | 'fallback'>
   /** A recurring kind: after a successful run the job is re-armed this far ahead instead of deleted. */
   repeatEveryMs?: number
+  /**
+   * Checks a claimed job before anything of it runs (see defineJobKind): returns why its stored
+   * payload (or its workspace) no longer fits the kind, or undefined when it fits. A job that does
+   * not fit is dead at once with that reason; neither prepare, handler nor onGiveUp sees it.
+   */
+  check?: (job: ClaimedJob) => string | undefined
+  /** Runs when a runner starts (outside any transaction): a kind that arms its own job (maintenance) does it here. */
+  arm?: (deps: AppDeps) => Promise<void>
 }

@@ -10,6 +10,7 @@ import { migrate } from './db/migrate'
 import { createApp } from './app'
 import { wireDeps } from './wiring'
 import { startRunner } from '../jobs/runner'
+import { JOB_KINDS } from './job-kinds'
 import { SERVER_BODY_LIMIT } from './http/body'
 import { createLogger, flushLogs } from './observability/log'
 import { serveMetrics } from './observability/metrics'
@@ -54,7 +55,7 @@ async function start() {
     : createApp(deps).listen({ port: config.port, hostname: config.host, maxRequestBodySize: SERVER_BODY_LIMIT })
   if (server) log('info', 'listening', { url: `http://${config.host}:${server.server!.port}`, database: db.embedded ? 'embedded' : 'postgresql' })
   else log('info', 'worker started', { database: db.embedded ? 'embedded' : 'postgresql' })
-  const runner = startRunner(deps)
+  const runner = startRunner(deps, JOB_KINDS)
   deps.parser.warm()
   log('info', 'job runner started', { worker_id: runner.workerId, concurrency: config.jobConcurrency })
 

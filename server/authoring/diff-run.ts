@@ -5,9 +5,9 @@
  * Owns `diff_runs`.
  */
 import type { Tx } from '../db/connect'
-import type { JobKind } from '../../jobs/types'
-import { enqueueJob } from '../../jobs/queue'
-import { finishTask } from '../../jobs/notify'
+import { Type } from '@sinclair/typebox'
+import { defineJobKind, enqueue, jobType } from '../../jobs/define'
+import { finishTask } from '../notifications/finish'
 import { recordUsageEvents } from '../billing/ledger'
 import { findVersionById } from '../question-sets/store'
 import { findGuideline, guidelineBlocks } from './guidelines'
@@ -16,6 +16,13 @@ import { diffBlocks, proposeChanges } from './diff'
 
 /** The job kind name (also the task kind). */
 export const DIFF_RUN = 'diff_run'
+
+/** The diff_run job's type (its payload names the row the job works on). */
+export const DiffRunJob = jobType({
+  name: DIFF_RUN,
+  payload: Type.Object({ runId: Type.String() }),
+  tenantScoped: true,
+})
 
 /** A row of `diff_runs`. */
 export interface DiffRunRow {
@@ -62,7 +69,7 @@ export async function findDiffRun(sql: Tx, tenantId: string, id: string, opts: {
 }
 
 /** Enqueues a diff run's job in the caller's transaction. */
-export const enqueueDiffRun = (tx: Tx, tenantId: string, runId: string) => enqueueJob(tx, { kind: DIFF_RUN, tenantId, payload: { runId } })
+export const enqueueDiffRun = (tx: Tx, tenantId: string, runId: string) => enqueue(tx, DiffRunJob, { tenantId, payload: { runId } })
 
 async function end(tx: Tx, row: DiffRunRow, outcome: { result: DiffRunRow['result'] } | { reason: string }): Promise<void> {
   const ok = 'result' in outcome
@@ -79,13 +86,14 @@ async function end(tx: Tx, row: DiffRunRow, outcome: { result: DiffRunRow['resul
 
 const asGen = (rows: Awaited<ReturnType<typeof guidelineBlocks>>) => rows.map((b) => ({ id: b.id, guidelineId: b.guideline_id, page: b.page, text: b.text }))
 
-/** The job kind for JOB_KINDS. */
-export function diffRunJobKind(): JobKind {
-  return {
+/** The job kind (registered in server/job-kinds.ts). */
+export function diffRunJobKind() {
+  return defineJobKind({
+    ...DiffRunJob,
     maxAttempts: 3,
     async handler(tx, job) {
-      const tenantId = job.tenantId!
-      const row = await findDiffRun(tx, tenantId, (job.payload as { runId: string }).runId, { lock: true })
+      const tenantId = job.tenantId
+      const row = await findDiffRun(tx, tenantId, job.payload.runId, { lock: true })
       if (!row || (row.status !== 'queued' && row.status !== 'running')) return
       const [now, before] = [await findGuideline(tx, tenantId, row.guideline_id), await findGuideline(tx, tenantId, row.previous_guideline_id)]
       const ready = (s?: string) => s === 'ready' || s === 'ready_degraded'
@@ -110,9 +118,9 @@ export function diffRunJobKind(): JobKind {
       } })
     },
     async onGiveUp(tx, job) {
-      const row = await findDiffRun(tx, job.tenantId!, (job.payload as { runId: string }).runId, { lock: true })
+      const row = await findDiffRun(tx, job.tenantId, job.payload.runId, { lock: true })
       if (!row || (row.status !== 'queued' && row.status !== 'running')) return
       await end(tx, row, { reason: 'the comparison could not be completed' })
     },
-  }
+  })
 }

@@ -18,9 +18,9 @@
  */
 import type { AppDeps } from '../deps'
 import type { Tx } from '../db/connect'
-import type { JobKind } from '../../jobs/types'
-import { enqueueJob } from '../../jobs/queue'
-import { finishTask } from '../../jobs/notify'
+import { Type, type Static } from '@sinclair/typebox'
+import { defineJobKind, enqueue, jobType } from '../../jobs/define'
+import { finishTask } from '../notifications/finish'
 import { recordUsageEvents } from '../billing/ledger'
 import { ModelOutageError, ModelResponseError, type ModelSettings } from '../evaluation'
 import type { Config } from '../config'
@@ -33,8 +33,15 @@ import { checkpointStep, findRun, runPath, runSteps, setRunStatus, writePlan, ty
 /** The job kind name (also the task kind). */
 export const GENERATION_RUN = 'generation_run'
 
+/** The generation_run job's type (its payload names the row the job works on). */
+export const GenerationRunJob = jobType({
+  name: GENERATION_RUN,
+  payload: Type.Object({ runId: Type.String() }),
+  tenantScoped: true,
+})
+
 /** The payload of a generation_run job. */
-export interface GenerationPayload { runId: string }
+export type GenerationPayload = Static<typeof GenerationRunJob.payload>
 
 type Prepared =
   | { kind: 'skip' }
@@ -50,7 +57,7 @@ export function modelSettings(config: Config): ModelSettings {
 
 /** Enqueues a run's job in the caller's transaction (optionally later). */
 export async function enqueueGeneration(tx: Tx, tenantId: string, runId: string, runAt?: Date): Promise<string> {
-  return enqueueJob(tx, { kind: GENERATION_RUN, tenantId, payload: { runId }, ...(runAt ? { runAt } : {}) })
+  return enqueue(tx, GenerationRunJob, { tenantId, payload: { runId }, ...(runAt ? { runAt } : {}) })
 }
 
 /** Ends a run in the caller's transaction with its notification (succeeded, failed or canceled). */
@@ -142,15 +149,14 @@ export function checkBackoffMs(intervalMs: number, checks: number): number {
   return Math.min(3_600_000, intervalMs * 2 ** Math.max(0, checks - 1))
 }
 
-/** The job kind for JOB_KINDS. */
-export function generationRunJobKind(): JobKind {
-  return {
+/** The job kind (registered in server/job-kinds.ts). */
+export function generationRunJobKind() {
+  return defineJobKind({
+    ...GenerationRunJob,
     maxAttempts: 5,
-    prepare: (job, deps) => prepare(deps, job.tenantId!, job.payload as GenerationPayload),
+    prepare: (job, deps) => prepare(deps, job.tenantId, job.payload),
     async handler(tx, job, deps) {
-      const tenantId = job.tenantId!
-      const payload = job.payload as GenerationPayload
-      const prepared = job.prepared as Prepared
+      const { tenantId, payload, prepared } = job
       const row = await findRun(tx, tenantId, payload.runId, { lock: true })
       if (!row || row.status !== 'running' || prepared.kind === 'skip') return
       switch (prepared.kind) {
@@ -176,9 +182,9 @@ export function generationRunJobKind(): JobKind {
       }
     },
     async onGiveUp(tx, job) {
-      const row = await findRun(tx, job.tenantId!, (job.payload as GenerationPayload).runId, { lock: true })
+      const row = await findRun(tx, job.tenantId, job.payload.runId, { lock: true })
       if (!isActive(row)) return
       await endRun(tx, row, 'failed', 'the generation could not be completed')
     },
-  }
+  })
 }

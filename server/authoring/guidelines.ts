@@ -7,7 +7,7 @@
 import type { PageSummary } from '../documents/parsing/pages'
 import type { Tx } from '../db/connect'
 import type { Block } from '../documents/blocks'
-import type { UploadTargetKind } from '../documents/upload-targets'
+import { claimUploadIn, type UploadTargetKind } from '../documents/upload-targets'
 import { renderUploadedFile, statusAssignments, type StatusFields } from '../documents/store'
 
 /** A row of `question_groups` (with its number of guideline sources). */
@@ -139,12 +139,6 @@ export function renderGuidelineBlock(row: GuidelineBlockRow) {
 export const guidelineUploadTarget: UploadTargetKind = {
   name: 'guideline',
   find: (sql, tenantId, id) => findGuideline(sql, tenantId, id),
-  async claim(sql, row, key) {
-    const claimed = await sql`
-      update guidelines set blob_key = ${key}, bytes_verified = true, uploaded_at = now(), updated_at = now()
-      where tenant_id = ${row.tenant_id} and id = ${row.id} and status = 'awaiting_upload' and blob_key is null
-      returning id`
-    return claimed.length > 0
-  },
+  claim: claimUploadIn('guidelines'),
 }
 

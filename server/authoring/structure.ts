@@ -10,15 +10,22 @@
  * Owns `structure_tasks`.
  */
 import type { Tx } from '../db/connect'
-import type { JobKind } from '../../jobs/types'
-import { enqueueJob } from '../../jobs/queue'
-import { finishTask } from '../../jobs/notify'
+import { Type } from '@sinclair/typebox'
+import { defineJobKind, enqueue, jobType } from '../../jobs/define'
+import { finishTask } from '../notifications/finish'
 import type { Question } from '../evaluation/engine'
 import { slug } from '../evaluation/facts'
 import { findVersionById } from '../question-sets/store'
 
 /** The job kind name (also the task kind). */
 export const STRUCTURE_TASK = 'structure_task'
+
+/** The structure_task job's type (its payload names the row the job works on). */
+export const StructureTaskJob = jobType({
+  name: STRUCTURE_TASK,
+  payload: Type.Object({ taskId: Type.String() }),
+  tenantScoped: true,
+})
 
 /** A structure proposal. */
 export interface StructureProposal {
@@ -108,7 +115,7 @@ export async function findStructureTask(sql: Tx, tenantId: string, id: string, o
 }
 
 /** Enqueues a structure task's job in the caller's transaction. */
-export const enqueueStructureTask = (tx: Tx, tenantId: string, id: string) => enqueueJob(tx, { kind: STRUCTURE_TASK, tenantId, payload: { taskId: id } })
+export const enqueueStructureTask = (tx: Tx, tenantId: string, id: string) => enqueue(tx, StructureTaskJob, { tenantId, payload: { taskId: id } })
 
 async function end(tx: Tx, row: StructureTaskRow, outcome: { proposal: StructureProposal } | { reason: string }): Promise<void> {
   const ok = 'proposal' in outcome
@@ -119,12 +126,13 @@ async function end(tx: Tx, row: StructureTaskRow, outcome: { proposal: Structure
   await finishTask(tx, { tenantId: row.tenant_id, taskKind: 'structure_task', taskId: row.id, resourcePath: structureTaskPath(row), result: ok ? 'succeeded' : 'failed', ...(ok ? {} : { reason: outcome.reason }) })
 }
 
-/** The job kind for JOB_KINDS. */
-export function structureTaskJobKind(): JobKind {
-  return {
+/** The job kind (registered in server/job-kinds.ts). */
+export function structureTaskJobKind() {
+  return defineJobKind({
+    ...StructureTaskJob,
     maxAttempts: 3,
     async handler(tx, job) {
-      const row = await findStructureTask(tx, job.tenantId!, (job.payload as { taskId: string }).taskId, { lock: true })
+      const row = await findStructureTask(tx, job.tenantId, job.payload.taskId, { lock: true })
       if (!row || (row.status !== 'queued' && row.status !== 'running')) return
       const version = await findVersionById(tx, row.tenant_id, row.version_id)
       const question = version?.questions.find((q) => q.key === row.question_key)
@@ -135,9 +143,9 @@ export function structureTaskJobKind(): JobKind {
       await end(tx, row, { proposal: proposeStructure(question, version.questions) })
     },
     async onGiveUp(tx, job) {
-      const row = await findStructureTask(tx, job.tenantId!, (job.payload as { taskId: string }).taskId, { lock: true })
+      const row = await findStructureTask(tx, job.tenantId, job.payload.taskId, { lock: true })
       if (!row || (row.status !== 'queued' && row.status !== 'running')) return
       await end(tx, row, { reason: 'the proposal could not be made' })
     },
-  }
+  })
 }

@@ -14,7 +14,7 @@
  * its notification goes to them. Owns `supersessions`.
  */
 import type { Tx } from '../db/connect'
-import { finishTask } from '../../jobs/notify'
+import { finishTask } from '../notifications/finish'
 import { appendCaseEvent } from '../events/log'
 import { createSubscription } from '../notifications/subscriptions'
 import type { Question } from '../evaluation/engine'

@@ -10,12 +10,12 @@ import { parse } from 'csv-parse/sync'
 import type { Tx } from '../db/connect'
 import type { AppDeps } from '../deps'
 import { ProblemError, problems } from '../http/problem'
-import { enqueueJob } from '../../jobs/queue'
+import { enqueue } from '../../jobs/define'
 import { readAll, UPLOAD_URL_TTL_SECONDS } from '../storage/blob-store'
-import type { UploadTargetKind } from '../documents/upload-targets'
+import { claimUploadIn, type UploadTargetKind } from '../documents/upload-targets'
 import { tooLarge, verifyStoredBytes } from '../documents/intake'
 import { DECIMAL } from './meters'
-import { BILLING_RECONCILIATION, findReconciliation, validateInvoice, type Invoice, type InvoiceLine, type ReconciliationRow } from './reconciliation'
+import { BillingReconciliationJob, findReconciliation, validateInvoice, type Invoice, type InvoiceLine, type ReconciliationRow } from './reconciliation'
 
 /** The one content type of an uploaded invoice. */
 export const INVOICE_CONTENT_TYPE = 'text/csv'
@@ -85,7 +85,7 @@ export async function completeInvoiceUpload(deps: Pick<AppDeps, 'sql' | 'blobs' 
       where tenant_id = ${tenantId} and id = ${id} and status = 'awaiting_upload' and blob_key is not null
       returning *`
     if (!row) throw problems.conflict('The invoice bytes have not been uploaded yet; PUT them to the upload URL first.')
-    await enqueueJob(tx, { kind: BILLING_RECONCILIATION, tenantId, payload: { reconciliationId: id } })
+    await enqueue(tx, BillingReconciliationJob, { tenantId, payload: { reconciliationId: id } })
     return row
   })
 }
@@ -108,12 +108,6 @@ export const invoiceUploadTarget: UploadTargetKind = {
     const row = await findReconciliation(sql, tenantId, id)
     return row && row.filename !== null ? { ...row, status: row.status } : null
   },
-  async claim(sql, row, key) {
-    const claimed = await sql`
-      update billing_reconciliations set blob_key = ${key}, bytes_verified = true, uploaded_at = now(), updated_at = now()
-      where tenant_id = ${row.tenant_id} and id = ${row.id} and status = 'awaiting_upload' and blob_key is null
-      returning id`
-    return claimed.length > 0
-  },
+  claim: claimUploadIn('billing_reconciliations'),
 }
 

@@ -7,10 +7,10 @@
  */
 import Big from 'big.js'
 import type { Tx } from '../db/connect'
-import type { JobKind } from '../../jobs/types'
+import { Type } from '@sinclair/typebox'
+import { defineJobKind, enqueue, jobType } from '../../jobs/define'
 import type { AppDeps } from '../deps'
-import { enqueueJob } from '../../jobs/queue'
-import { finishTask } from '../../jobs/notify'
+import { finishTask } from '../notifications/finish'
 import { problems } from '../http/problem'
 import { readTenantSettings } from '../resources/tenant-settings'
 import { contractForPeriod, type ContractRow } from './contracts'
@@ -20,6 +20,13 @@ import { periodBounds, rate } from './rating'
 
 /** The job kind name (also the task kind of its notifications). */
 export const BILLING_RECONCILIATION = 'billing_reconciliation'
+
+/** The billing_reconciliation job's type (its payload names the row the job works on). */
+export const BillingReconciliationJob = jobType({
+  name: BILLING_RECONCILIATION,
+  payload: Type.Object({ reconciliationId: Type.String() }),
+  tenantScoped: true,
+})
 
 /** The kinds of finding, each with meter (or none), expected, actual and difference. */
 export const FINDING_KINDS = [
@@ -164,7 +171,7 @@ export async function startReconciliation(tx: Tx, tenantId: string, input: { per
     insert into billing_reconciliations (tenant_id, id, period, invoice, created_by)
     values (${tenantId}, ${Bun.randomUUIDv7()}, ${input.period}, ${tx.json(input.invoice as never)}, ${tx.json(actor as never)})
     returning *`
-  await enqueueJob(tx, { kind: BILLING_RECONCILIATION, tenantId, payload: { reconciliationId: row!.id } })
+  await enqueue(tx, BillingReconciliationJob, { tenantId, payload: { reconciliationId: row!.id } })
   return row!
 }
 
@@ -206,21 +213,22 @@ export async function endReconciliation(tx: Tx, row: ReconciliationRow, outcome:
 export type InvoiceReader = (row: ReconciliationRow, deps: AppDeps) => Promise<Invoice | { error: string }>
 
 /**
- * The job kind for JOB_KINDS: compares and records findings in one transaction with the task's end.
+ * The job kind (registered in server/job-kinds.ts): compares and records findings in one transaction with the task's end.
  * An uploaded CSV invoice is read in `prepare` (outside any transaction) by `readInvoice`.
  */
-export function billingReconciliationJobKind(readInvoice: InvoiceReader): JobKind {
-  return {
+export function billingReconciliationJobKind(readInvoice: InvoiceReader) {
+  return defineJobKind({
+    ...BillingReconciliationJob,
     maxAttempts: 3,
     async prepare(job, deps) {
-      const row = await findReconciliation(deps.sql, job.tenantId!, String(job.payload.reconciliationId))
+      const row = await findReconciliation(deps.sql, job.tenantId, job.payload.reconciliationId)
       return row && row.invoice === null && row.status === 'queued' ? readInvoice(row, deps) : null
     },
     async handler(tx, job) {
-      const row = await findReconciliation(tx, job.tenantId!, String(job.payload.reconciliationId), true)
+      const row = await findReconciliation(tx, job.tenantId, job.payload.reconciliationId, true)
       if (!row || (row.status !== 'queued' && row.status !== 'running')) return
       if (row.invoice === null) {
-        const read = job.prepared as Invoice | { error: string } | null
+        const read = job.prepared
         if (!read) throw new Error('the uploaded invoice was not read')
         if ('error' in read) {
           await endReconciliation(tx, row, { reason: read.error })
@@ -239,9 +247,9 @@ export function billingReconciliationJobKind(readInvoice: InvoiceReader): JobKin
       await endReconciliation(tx, row, { findings: compareInvoice(row.invoice!, contract, await usageByMeter(tx, row.tenant_id, startsAt, endsAt)) })
     },
     async onGiveUp(tx, job) {
-      const row = await findReconciliation(tx, job.tenantId!, String(job.payload.reconciliationId), true)
+      const row = await findReconciliation(tx, job.tenantId, job.payload.reconciliationId, true)
       if (!row || (row.status !== 'queued' && row.status !== 'running')) return
       await endReconciliation(tx, row, { reason: 'the reconciliation could not be completed' })
     },
-  }
+  })
 }

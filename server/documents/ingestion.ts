@@ -1,7 +1,9 @@
 /**
  * The `document_ingestion` job: reads a document's bytes with its type's adapter, cuts the text
  * into blocks and ends the document in `ready`, `ready_degraded`, `failed` or
- * `unsupported_pending`, notifying through finishTask in the same transaction as the status change.
+ * `unsupported_pending`, notifying through finishTask in the same transaction as the status change
+ * (the steps and writes every ingested file shares: ingestion-outcome.ts; documents add page
+ * metering, attachments as child documents, and parse progress on the case's event stream).
  *
  * Reading and parsing happen in `prepare`, outside any transaction, so a long parse never holds a
  * database connection; the handler re-checks the document (a reingest may have superseded this
@@ -9,15 +11,15 @@
  */
 import type { Tx } from '../db/connect'
 import type { AppDeps } from '../deps'
-import type { ClaimedJob, JobKind } from '../../jobs/types'
-import { enqueueJob } from '../../jobs/queue'
-import { finishTask } from '../../jobs/notify'
+import { Type, type Static } from '@sinclair/typebox'
+import { defineJobKind, enqueue, jobType } from '../../jobs/define'
+import { Int } from '../../schemas/common'
 import { readAll } from '../storage/blob-store'
 import { findFileType } from './registry'
-import type { ParseOutcome } from './parsing/extract'
 import { ParseCanceled, type ParseControl } from './parsing/parser-pool'
 import { appendCaseEvent } from '../events/log'
-import { findDocumentById, insertChildDocuments, replaceBlocks, setDocumentStatus, type ChildDocument, type DocumentRow } from './store'
+import { findDocumentById, insertChildDocuments, replaceBlocks, setDocumentStatus, type DocumentRow } from './store'
+import { ingestionSteps, isCurrent, type IngestionOutcome, type IngestionOwner } from './ingestion-outcome'
 import { nestingDepth, storeAttachments } from './attachments'
 import { recordUsageEvents } from '../billing/ledger'
 import { parseOverrides, readPolicy } from '../operator/evaluation-policy'
@@ -25,20 +27,21 @@ import { parseOverrides, readPolicy } from '../operator/evaluation-policy'
 /** The job kind name (also the task kind of its notifications). */
 export const DOCUMENT_INGESTION = 'document_ingestion'
 
-/** What the parse found, handed from prepare to the handler. */
-export type IngestionOutcome = { kind: 'skip' } | { kind: 'unsupported'; reason?: string } | (ParseOutcome & { children?: ChildDocument[] })
+/** The document_ingestion job's type (its payload names the row the job works on). */
+export const DocumentIngestionJob = jobType({
+  name: DOCUMENT_INGESTION,
+  payload: Type.Object({ documentId: Type.String(), generation: Int() }),
+  tenantScoped: true,
+})
 
 /** The payload of an ingestion job. */
-export interface IngestionPayload { documentId: string; generation: number }
+export type IngestionPayload = Static<typeof DocumentIngestionJob.payload>
 
 /** Enqueues the ingestion of a document (in the caller's transaction, after its status moved to processing). */
 export async function enqueueIngestion(tx: Tx, doc: DocumentRow): Promise<string> {
   const payload: IngestionPayload = { documentId: doc.id, generation: doc.ingestion_generation }
-  return enqueueJob(tx, { kind: DOCUMENT_INGESTION, tenantId: doc.tenant_id, payload: payload as unknown as Record<string, unknown> })
+  return enqueue(tx, DocumentIngestionJob, { tenantId: doc.tenant_id, payload })
 }
-
-const current = (doc: DocumentRow | null, payload: IngestionPayload): doc is DocumentRow =>
-  doc !== null && doc.status === 'processing' && doc.ingestion_generation === payload.generation
 
 /**
  * Parses a document's bytes in the parser pool (another process, within the SVC_PARSE_* limits).
@@ -59,11 +62,11 @@ const SUPERSEDED_CHECK_MS = 1000
  * Parses a case document with progress on its case's event stream (`document.progress`, `page` of
  * `pages`) and stops the parse when a reingest supersedes it (the outcome is then `skip`).
  */
-async function parseFollowed(doc: DocumentRow, payload: IngestionPayload, deps: AppDeps): Promise<IngestionOutcome> {
+async function parseFollowed(doc: DocumentRow, generation: number, deps: AppDeps): Promise<IngestionOutcome> {
   const abort = new AbortController()
   const watch = setInterval(() => {
     findDocumentById(deps.sql, doc.tenant_id, doc.id)
-      .then((now) => { if (!current(now, payload)) abort.abort() })
+      .then((now) => { if (!isCurrent(now, generation)) abort.abort() })
       .catch(() => {}) // the database is away: keep parsing; the handler re-checks before writing
   }, SUPERSEDED_CHECK_MS)
   const onProgress = (page: number, pages: number) => {
@@ -93,69 +96,34 @@ async function parseFollowed(doc: DocumentRow, payload: IngestionPayload, deps: 
   }
 }
 
-/** Why a given-up ingestion failed, as the document shows it (content-free). */
-export function giveUpReason(job: ClaimedJob): string {
-  return job.giveUpReason ?? 'the stored bytes could not be read'
+/** Case documents as an owner of ingested files; after a parse, pages are metered and attachments become child documents. */
+const documentOwner: IngestionOwner<DocumentRow> = {
+  taskKind: 'document_ingestion',
+  failedErrorCode: 'document_ingestion_failed',
+  find: findDocumentById,
+  parse: parseFollowed,
+  resourcePath: (doc) => `/v1/scenarios/${doc.scenario_id}/documents/${doc.id}`,
+  replaceBlocks,
+  setStatus: setDocumentStatus,
+  async afterParsed(tx, doc, outcome) {
+    await recordUsageEvents(tx, doc.tenant_id, (['text_layer', 'ocr'] as const).map((source) => ({
+      meter: source === 'ocr' ? 'pages_ocr' as const : 'pages_text_layer' as const,
+      quantity: outcome.pages[source], sourceKind: DOCUMENT_INGESTION, sourceId: doc.id, sourceRef: `generation:${doc.ingestion_generation}`,
+    })))
+    for (const child of await insertChildDocuments(tx, doc, outcome.children ?? [])) await enqueueIngestion(tx, child)
+  },
 }
 
-const resourcePath = (doc: DocumentRow) => `/v1/scenarios/${doc.scenario_id}/documents/${doc.id}`
+const steps = ingestionSteps(documentOwner)
+const target = (job: { tenantId: string; payload: IngestionPayload }) => ({ tenantId: job.tenantId, id: job.payload.documentId, generation: job.payload.generation })
 
-/** Writes an outcome: blocks, status, case event and notifications, in the job's transaction. */
-export async function applyOutcome(tx: Tx, doc: DocumentRow, outcome: IngestionOutcome): Promise<void> {
-  const base = { tenantId: doc.tenant_id, taskKind: DOCUMENT_INGESTION as 'document_ingestion', taskId: doc.id, resourcePath: resourcePath(doc) }
-  switch (outcome.kind) {
-    case 'skip':
-      return
-    case 'unsupported':
-      await replaceBlocks(tx, doc.tenant_id, doc.id, [])
-      await setDocumentStatus(tx, doc, 'unsupported_pending', { errorCode: 'unsupported_pending', errorDetail: outcome.reason ?? null, pageCount: null, blockCount: 0, pages: null, processed: true })
-      await finishTask(tx, { ...base, result: 'unsupported_pending' })
-      return
-    case 'unreadable':
-      await replaceBlocks(tx, doc.tenant_id, doc.id, [])
-      await setDocumentStatus(tx, doc, 'failed', { errorCode: 'document_ingestion_failed', errorDetail: outcome.reason, pageCount: outcome.pages?.total ?? null, blockCount: 0, pages: outcome.pages ?? null, processed: true })
-      await finishTask(tx, { ...base, result: 'failed', reason: outcome.reason })
-      return
-    case 'parsed':
-      await replaceBlocks(tx, doc.tenant_id, doc.id, outcome.blocks)
-      await setDocumentStatus(tx, doc, outcome.degraded ? 'ready_degraded' : 'ready', {
-        pageCount: outcome.pageCount,
-        blockCount: outcome.blocks.length,
-        pages: outcome.pages,
-        errorDetail: outcome.degraded ? outcome.notes.join('; ') || 'part of the file could not be read' : null,
-        processed: true,
-      })
-      await recordUsageEvents(tx, doc.tenant_id, (['text_layer', 'ocr'] as const).map((source) => ({
-        meter: source === 'ocr' ? 'pages_ocr' as const : 'pages_text_layer' as const,
-        quantity: outcome.pages[source], sourceKind: DOCUMENT_INGESTION, sourceId: doc.id, sourceRef: `generation:${doc.ingestion_generation}`,
-      })))
-      await finishTask(tx, { ...base, result: 'succeeded', degraded: outcome.degraded })
-      for (const child of await insertChildDocuments(tx, doc, outcome.children ?? [])) await enqueueIngestion(tx, child)
-  }
-}
-
-/** The job kind for JOB_KINDS. */
-export function documentIngestionJobKind(): JobKind {
-  return {
+/** The job kind (registered in server/job-kinds.ts). */
+export function documentIngestionJobKind() {
+  return defineJobKind({
+    ...DocumentIngestionJob,
     maxAttempts: 5,
-    async prepare(job: ClaimedJob, deps: AppDeps): Promise<IngestionOutcome> {
-      const payload = job.payload as IngestionPayload
-      const doc = await findDocumentById(deps.sql, job.tenantId!, payload.documentId)
-      if (!current(doc, payload)) return { kind: 'skip' }
-      return parseFollowed(doc, payload, deps)
-    },
-    async handler(tx: Tx, job: ClaimedJob, deps: AppDeps) {
-      const payload = job.payload as IngestionPayload
-      const doc = await findDocumentById(tx, job.tenantId!, payload.documentId, true)
-      if (!current(doc, payload)) return // finished already, or superseded by a reingest
-      const outcome = (job.prepared as IngestionOutcome | undefined) ?? await parseFollowed(doc, payload, deps)
-      await applyOutcome(tx, doc, outcome.kind === 'skip' ? await parseFollowed(doc, payload, deps) : outcome)
-    },
-    async onGiveUp(tx: Tx, job: ClaimedJob) {
-      const payload = job.payload as IngestionPayload
-      const doc = await findDocumentById(tx, job.tenantId!, payload.documentId, true)
-      if (!current(doc, payload)) return
-      await applyOutcome(tx, doc, { kind: 'unreadable', reason: giveUpReason(job) })
-    },
-  }
+    prepare: (job, deps) => steps.prepare(target(job), deps),
+    handler: (tx, job, deps) => steps.handle(tx, target(job), job.prepared, deps),
+    onGiveUp: (tx, job) => steps.giveUp(tx, target(job), job.giveUpReason),
+  })
 }

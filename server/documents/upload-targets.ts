@@ -27,17 +27,28 @@ export interface UploadTargetKind {
   claim(sql: Tx, row: UploadableRow, key: string): Promise<boolean>
 }
 
+/** The tables of upload targets: each has the same upload columns (blob_key, bytes_verified, uploaded_at, status). */
+export type UploadTable = 'documents' | 'guidelines' | 'billing_reconciliations'
+
+/**
+ * The claim of an upload target kind whose rows live in `table` (the owner's table; every owner
+ * claims the same way): records verified bytes under the key while the row still awaits them.
+ */
+export function claimUploadIn(table: UploadTable): UploadTargetKind['claim'] {
+  return async (sql, row, key) => {
+    const claimed = await sql`
+      update ${sql(table)} set blob_key = ${key}, bytes_verified = true, uploaded_at = now(), updated_at = now()
+      where tenant_id = ${row.tenant_id} and id = ${row.id} and status = 'awaiting_upload' and blob_key is null
+      returning id`
+    return claimed.length > 0
+  }
+}
+
 /** Case documents. */
 export const documentUploadTarget: UploadTargetKind = {
   name: 'document',
   find: (sql, tenantId, id) => findDocumentById(sql, tenantId, id),
-  async claim(sql, row, key) {
-    const claimed = await sql`
-      update documents set blob_key = ${key}, bytes_verified = true, uploaded_at = now(), updated_at = now()
-      where tenant_id = ${row.tenant_id} and id = ${row.id} and status = 'awaiting_upload' and blob_key is null
-      returning id`
-    return claimed.length > 0
-  },
+  claim: claimUploadIn('documents'),
 }
 
 /** The row an upload URL's id names among the kinds the service was wired with, with its kind, or null. */

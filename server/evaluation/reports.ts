@@ -7,8 +7,9 @@
  */
 import type { Tx } from '../db/connect'
 import type { AppDeps } from '../deps'
-import type { JobKind } from '../../jobs/types'
-import { finishTask } from '../../jobs/notify'
+import { Type } from '@sinclair/typebox'
+import { defineJobKind, jobType } from '../../jobs/define'
+import { finishTask } from '../notifications/finish'
 import { recordUsageEvents } from '../billing/ledger'
 import { appendCaseEvent } from '../events'
 import { findScenario } from '../resources/scenarios'
@@ -144,29 +145,35 @@ async function end(tx: Tx, tenantId: string, report: ReportRow, result: { bytes:
   await finishTask(tx, { tenantId, taskKind: 'report_generated', taskId: report.id, resourcePath: reportPath(report.scenario_id, report.id), result: ok ? 'succeeded' : 'failed' })
 }
 
-interface ReportPayload { scenarioId: string; reportId: string }
+/** The report_generated job's type: the report (and its case) to write. */
+export const ReportGeneratedJob = jobType({
+  name: REPORT_GENERATED,
+  payload: Type.Object({ scenarioId: Type.String(), reportId: Type.String() }),
+  tenantScoped: true,
+})
 
 /** The job kind: writes the PDF in `prepare`, stores it in the handler. */
-export function reportGeneratedJobKind(): JobKind {
-  return {
+export function reportGeneratedJobKind() {
+  return defineJobKind({
+    ...ReportGeneratedJob,
     maxAttempts: 3,
     async prepare(job, deps: AppDeps) {
-      const p = job.payload as ReportPayload
-      const report = await findReport(deps.sql, job.tenantId!, p.scenarioId, p.reportId)
+      const p = job.payload
+      const report = await findReport(deps.sql, job.tenantId, p.scenarioId, p.reportId)
       if (!report || report.status !== 'queued') return null
-      return writeFindingsReport(await reportInput(deps.sql, job.tenantId!, report))
+      return writeFindingsReport(await reportInput(deps.sql, job.tenantId, report))
     },
     async handler(tx, job) {
-      const p = job.payload as ReportPayload
-      const report = await findReport(tx, job.tenantId!, p.scenarioId, p.reportId, true)
+      const p = job.payload
+      const report = await findReport(tx, job.tenantId, p.scenarioId, p.reportId, true)
       if (!report || report.status !== 'queued' || !job.prepared) return
-      await end(tx, job.tenantId!, report, job.prepared as { bytes: Uint8Array; pageCount: number })
+      await end(tx, job.tenantId, report, job.prepared)
     },
     async onGiveUp(tx, job) {
-      const p = job.payload as ReportPayload
-      const report = await findReport(tx, job.tenantId!, p.scenarioId, p.reportId, true)
+      const p = job.payload
+      const report = await findReport(tx, job.tenantId, p.scenarioId, p.reportId, true)
       if (!report || report.status !== 'queued') return
-      await end(tx, job.tenantId!, report, { error: 'the report could not be written' })
+      await end(tx, job.tenantId, report, { error: 'the report could not be written' })
     },
-  }
+  })
 }

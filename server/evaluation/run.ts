@@ -12,8 +12,9 @@
  */
 import type { Tx } from '../db/connect'
 import type { AppDeps } from '../deps'
-import type { JobKind } from '../../jobs/types'
-import { finishTask } from '../../jobs/notify'
+import { Type, type Static } from '@sinclair/typebox'
+import { defineJobKind, jobType } from '../../jobs/define'
+import { finishTask } from '../notifications/finish'
 import { budgetReached, costMicro, recordUsage } from '../authoring/budgets'
 import { appendCaseEvent } from '../events'
 import { recordUsageEvents } from '../billing/ledger'
@@ -29,8 +30,15 @@ import {
 /** The job kind name (also the task kind). */
 export const EVALUATION_RUN = 'evaluation_run'
 
+/** The evaluation_run job's type: the evaluation (and its case) to run. */
+export const EvaluationRunJob = jobType({
+  name: EVALUATION_RUN,
+  payload: Type.Object({ scenarioId: Type.String(), evaluationId: Type.String() }),
+  tenantScoped: true,
+})
+
 /** The payload of an evaluation_run job. */
-export interface EvaluationPayload { scenarioId: string; evaluationId: string }
+export type EvaluationPayload = Static<typeof EvaluationRunJob.payload>
 
 /** What the prepare step hands the handler. */
 type Prepared =
@@ -135,14 +143,15 @@ async function prepare(tenantId: string, payload: EvaluationPayload, deps: AppDe
 }
 
 /** The job kind. */
-export function evaluationRunJobKind(): JobKind {
-  return {
+export function evaluationRunJobKind() {
+  return defineJobKind({
+    ...EvaluationRunJob,
     maxAttempts: 3,
     async prepare(job, deps) {
       const started = performance.now()
       const engine = deps.config.modelUrl ? 'model' : 'builtin'
       try {
-        const prepared = await prepare(job.tenantId!, job.payload as EvaluationPayload, deps)
+        const prepared = await prepare(job.tenantId, job.payload, deps)
         if (prepared.kind !== 'skip') deps.metrics.evaluation(engine, prepared.kind === 'done' ? 'succeeded' : 'failed', (performance.now() - started) / 1000)
         return prepared
       } catch (e) {
@@ -151,9 +160,7 @@ export function evaluationRunJobKind(): JobKind {
       }
     },
     async handler(tx, job) {
-      const tenantId = job.tenantId!
-      const payload = job.payload as EvaluationPayload
-      const prepared = job.prepared as Prepared
+      const { tenantId, payload, prepared } = job
       const row = await findEvaluation(tx, tenantId, payload.scenarioId, payload.evaluationId, true)
       // Ended meanwhile (canceled, or settled by an earlier run): nothing to do.
       if (!row || (row.status !== 'queued' && row.status !== 'running') || prepared.kind === 'skip') return
@@ -171,10 +178,10 @@ export function evaluationRunJobKind(): JobKind {
       })
     },
     async onGiveUp(tx, job) {
-      const payload = job.payload as EvaluationPayload
-      const row = await findEvaluation(tx, job.tenantId!, payload.scenarioId, payload.evaluationId, true)
+      const { payload } = job
+      const row = await findEvaluation(tx, job.tenantId, payload.scenarioId, payload.evaluationId, true)
       if (!row || (row.status !== 'queued' && row.status !== 'running')) return
-      await endEvaluation(tx, job.tenantId!, row, 'failed', { reason: 'the evaluation could not be completed' })
+      await endEvaluation(tx, job.tenantId, row, 'failed', { reason: 'the evaluation could not be completed' })
     },
-  }
+  })
 }

@@ -1,7 +1,8 @@
 /**
- * Deliveries of task notifications: the transactional outbox row written when a task finishes, its
- * attempt history, and the routes to list, read and redeliver them. Owns `notification_deliveries`
- * and `notification_delivery_attempts`. The sending itself is the job runner's (jobs/deliver.ts).
+ * Deliveries of task notifications: their attempt history, redelivery, and the routes to list, read
+ * and redeliver them. Owns `notification_deliveries` and `notification_delivery_attempts`, but for
+ * the outbox row written when a task finishes (outbox.ts, which task finishing imports without these
+ * routes). The sending itself is the job runner's (jobs/deliver.ts).
  */
 import { Elysia } from 'elysia'
 import type { AppDeps } from '../deps'
@@ -14,13 +15,10 @@ import { idempotencyKeyOf, runIdempotent, replyWith } from '../http/idempotency'
 import { LIST_PROBLEMS, PATH_PROBLEMS, responses } from '../http/docs'
 import { PageOf } from '../../schemas/common'
 import { Delivery, DeliveryParams, SubscriptionParams } from '../../schemas/notifications'
-import { enqueueJob } from '../../jobs/queue'
-import { currentContext, traceparentOf } from '../observability/context'
+import { enqueue } from '../../jobs/define'
+import { DeliveryJob } from './outbox'
 import { NOTIFICATIONS_READ, NOTIFICATIONS_WRITE } from './access'
 import { findSubscription } from './subscriptions'
-
-/** The job kind that makes one delivery attempt (registered in jobs/handlers.ts). */
-export const DELIVERY_JOB_KIND = 'deliver_notification'
 
 /** A row of `notification_deliveries`. */
 export interface DeliveryRow {
@@ -91,30 +89,6 @@ export function renderDelivery(row: DeliveryRow, history: AttemptRow[]) {
   }
 }
 
-/** What one delivery is made of when a task finishes. */
-export interface NewDelivery {
-  tenantId: string
-  subscriptionId: string
-  deliveryId: string
-  taskKind: string
-  taskId: string
-  eventType: string
-  channel: 'email' | 'webhook'
-  body: string
-  occurredAt: Date
-}
-
-/** Stores a rendered delivery and enqueues its first attempt, in the caller's transaction. */
-export async function insertDelivery(tx: Tx, d: NewDelivery): Promise<void> {
-  // The request (or job) that ended the task: its request id and trace go with the delivery and its webhook.
-  const ctx = currentContext()
-  await tx`
-    insert into notification_deliveries (tenant_id, id, subscription_id, task_kind, task_id, event_type, channel, body, occurred_at, next_attempt_at, request_id, traceparent)
-    values (${d.tenantId}, ${d.deliveryId}, ${d.subscriptionId}, ${d.taskKind}, ${d.taskId}, ${d.eventType}, ${d.channel}, ${d.body}, ${d.occurredAt}, now(),
-            ${ctx?.requestId ?? null}, ${ctx ? traceparentOf(ctx) : null})`
-  await enqueueJob(tx, { kind: DELIVERY_JOB_KIND, tenantId: d.tenantId, payload: { deliveryId: d.deliveryId, cycle: 1 } })
-}
-
 /** The histories of some deliveries, by delivery id, oldest attempt first. */
 export async function historiesOf(sql: Tx, tenantId: string, ids: string[]): Promise<Map<string, AttemptRow[]>> {
   const out = new Map<string, AttemptRow[]>(ids.map((id) => [id, []]))
@@ -153,7 +127,7 @@ export async function redeliver(tx: Tx, tenantId: string, subscriptionId: string
     if (!existing) throw problems.notFound('delivery')
     throw problems.conflict(`Only a dead_lettered delivery can be redelivered; this one is ${existing.status}.`)
   }
-  await enqueueJob(tx, { kind: DELIVERY_JOB_KIND, tenantId, payload: { deliveryId, cycle: row.cycle } })
+  await enqueue(tx, DeliveryJob, { tenantId, payload: { deliveryId, cycle: row.cycle } })
   return row
 }
 

@@ -18,7 +18,7 @@ import { Subscription, SubscriptionCreate, SubscriptionListQuery, SubscriptionPa
 import { TASK_KINDS, type TaskKind } from './outcomes'
 import { NOTIFICATIONS_READ, NOTIFICATIONS_WRITE } from './access'
 import { findTask, lockTask } from './tasks'
-import { notifyEndedTask } from '../../jobs/notify'
+import { notifyEndedTask } from './finish'
 
 /** A row of `task_notification_subscriptions`. */
 export interface SubscriptionRow {

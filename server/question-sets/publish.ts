@@ -5,8 +5,9 @@
  * the notification channel in the same transaction.
  */
 import type { Tx } from '../db/connect'
-import type { JobKind } from '../../jobs/types'
-import { finishTask } from '../../jobs/notify'
+import { Type } from '@sinclair/typebox'
+import { defineJobKind, jobType } from '../../jobs/define'
+import { finishTask } from '../notifications/finish'
 import { findVersion } from './store'
 import { questionProblems } from './validate'
 import { raiseSupersessions } from '../authoring/supersessions'
@@ -46,21 +47,29 @@ async function settle(tx: Tx, tenantId: string, questionSetId: string, versionId
   })
 }
 
+/** The question_set_publish job's type: the version to publish. */
+export const QuestionSetPublishJob = jobType({
+  name: QUESTION_SET_PUBLISH,
+  payload: Type.Object({ questionSetId: Type.String(), versionId: Type.String() }),
+  tenantScoped: true,
+})
+
 /** The job kind: payload {questionSetId, versionId}. */
-export function questionSetPublishJobKind(): JobKind {
-  return {
+export function questionSetPublishJobKind() {
+  return defineJobKind({
+    ...QuestionSetPublishJob,
     maxAttempts: 5,
     async handler(tx, job) {
-      const { questionSetId, versionId } = job.payload as { questionSetId: string; versionId: string }
-      const version = await findVersion(tx, job.tenantId!, questionSetId, versionId, true)
+      const { questionSetId, versionId } = job.payload
+      const version = await findVersion(tx, job.tenantId, questionSetId, versionId, true)
       if (!version || version.status !== 'publishing') return // already settled (a re-run after a crash)
-      await settle(tx, job.tenantId!, questionSetId, versionId, publishProblem(version.questions))
+      await settle(tx, job.tenantId, questionSetId, versionId, publishProblem(version.questions))
     },
     async onGiveUp(tx, job) {
-      const { questionSetId, versionId } = job.payload as { questionSetId: string; versionId: string }
-      const version = await findVersion(tx, job.tenantId!, questionSetId, versionId, true)
+      const { questionSetId, versionId } = job.payload
+      const version = await findVersion(tx, job.tenantId, questionSetId, versionId, true)
       if (!version || version.status !== 'publishing') return
-      await settle(tx, job.tenantId!, questionSetId, versionId, 'publishing failed repeatedly')
+      await settle(tx, job.tenantId, questionSetId, versionId, 'publishing failed repeatedly')
     },
-  }
+  })
 }

@@ -15,14 +15,14 @@ import { BODY_PROBLEMS, LIST_PROBLEMS, PATH_PROBLEMS, responses } from '../http/
 import { cursorScope } from '../http/pagination'
 import { subscribeInline } from '../notifications/inline'
 import { appendCaseEvent } from '../events'
-import { enqueueJob } from '../../jobs/queue'
+import { enqueue } from '../../jobs/define'
 import { budgetExceeded, budgetReached } from '../authoring/budgets'
 import { PageOf, ScenarioParams } from '../../schemas/common'
 import { CancelRequest, EvaluateRequest, Evaluation, EvaluationListQuery, EvaluationParams } from '../../schemas/evaluation'
 import { findScenario, type ScenarioRow } from './scenarios'
 import { findQuestionSet, findVersionById, newestPublishedVersion, type VersionRow } from '../question-sets/store'
 import { evaluationPath, findEvaluation, insertEvaluation, listEvaluations, markCaseEvaluating, renderEvaluation } from '../evaluation/store'
-import { endEvaluation, EVALUATION_RUN, statusEvent } from '../evaluation/run'
+import { endEvaluation, EvaluationRunJob, statusEvent } from '../evaluation/run'
 import { checkQuestionCap, engineFor, readPolicy } from '../operator/evaluation-policy'
 
 /** Who may start and cancel evaluations. */
@@ -80,7 +80,7 @@ export function evaluationRoutes(deps: AppDeps) {
         await subscribeInline(tx, principal, { tenantId, taskKind: 'evaluation_run', taskId: row.id, items: input?.notifications as never })
         await markCaseEvaluating(tx, tenantId, scenario.id)
         await appendCaseEvent(tx, { tenantId, scenarioId: scenario.id, type: 'evaluation.status', data: statusEvent(row) })
-        await enqueueJob(tx, { kind: EVALUATION_RUN, tenantId, payload: { scenarioId: scenario.id, evaluationId: row.id } })
+        await enqueue(tx, EvaluationRunJob, { tenantId, payload: { scenarioId: scenario.id, evaluationId: row.id } })
         return { status: 202, body: renderEvaluation(row), location: evaluationPath(scenario.id, row.id) }
       })
       return replyWith(set, result) as ReturnType<typeof renderEvaluation>

@@ -15,7 +15,7 @@ import { consumeRate, RATE_PROBLEMS } from '../http/rate-limit'
 import { BODY_PROBLEMS, LIST_PROBLEMS, PATH_PROBLEMS, responses } from '../http/docs'
 import { cursorScope } from '../http/pagination'
 import { subscribeInline } from '../notifications/inline'
-import { enqueueJob } from '../../jobs/queue'
+import { enqueue } from '../../jobs/define'
 import { PageOf } from '../../schemas/common'
 import {
   PublishRequest, QuestionSet, QuestionSetCreate, QuestionSetListQuery, QuestionSetParams, QuestionSetVersion,
@@ -28,7 +28,7 @@ import {
   type QuestionSetRow, type VersionRow,
 } from '../question-sets/store'
 import { assertQuestions, normaliseQuestions } from '../question-sets/validate'
-import { QUESTION_SET_PUBLISH, versionPath } from '../question-sets/publish'
+import { QuestionSetPublishJob, versionPath } from '../question-sets/publish'
 import type { Question } from '../evaluation/engine'
 
 /** Who may write question sets: admins and reviewers, or keys with question_sets:write. */
@@ -205,7 +205,7 @@ export function questionSetRoutes(deps: AppDeps) {
           set status = 'publishing', failure_reason = null, revision = revision + 1, updated_at = now()
           where tenant_id = ${tenantId} and id = ${current.id}
           returning ${VERSION_COLUMNS(tx)}`
-        await enqueueJob(tx, { kind: QUESTION_SET_PUBLISH, tenantId, payload: { questionSetId: params.questionSetId, versionId: current.id } })
+        await enqueue(tx, QuestionSetPublishJob, { tenantId, payload: { questionSetId: params.questionSetId, versionId: current.id } })
         return { status: 202, body: renderVersion(row!), location: versionPath(params.questionSetId, current.id) }
       })
       return replyWith(set, result) as ReturnType<typeof renderVersion>

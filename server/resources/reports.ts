@@ -12,13 +12,13 @@ import { BODY_PROBLEMS, LIST_PROBLEMS, PATH_PROBLEMS, responses } from '../http/
 import { cursorScope } from '../http/pagination'
 import { subscribeInline } from '../notifications/inline'
 import { appendCaseEvent } from '../events'
-import { enqueueJob } from '../../jobs/queue'
+import { enqueue } from '../../jobs/define'
 import { PageOf, ScenarioParams } from '../../schemas/common'
 import { Report, ReportCreate, ReportListQuery, ReportParams } from '../../schemas/report'
 import { findScenario } from './scenarios'
 import { EVALUATION_READ, EVALUATION_WRITE } from './evaluations'
 import { resultEvaluation } from './answers'
-import { findReport, insertReport, listReports, renderReport, reportBytes, REPORT_GENERATED, reportPath } from '../evaluation/reports'
+import { findReport, insertReport, listReports, renderReport, reportBytes, ReportGeneratedJob, reportPath } from '../evaluation/reports'
 
 /** Report routes. */
 export function reportRoutes(deps: AppDeps) {
@@ -37,7 +37,7 @@ export function reportRoutes(deps: AppDeps) {
         const row = await insertReport(tx, tenantId, params.scenarioId, evaluation.id)
         await subscribeInline(tx, principal, { tenantId, taskKind: 'report_generated', taskId: row.id, items: body?.notifications })
         await appendCaseEvent(tx, { tenantId, scenarioId: params.scenarioId, type: 'report.status', data: { report_id: row.id, evaluation_id: evaluation.id, status: row.status } })
-        await enqueueJob(tx, { kind: REPORT_GENERATED, tenantId, payload: { scenarioId: params.scenarioId, reportId: row.id } })
+        await enqueue(tx, ReportGeneratedJob, { tenantId, payload: { scenarioId: params.scenarioId, reportId: row.id } })
         return { status: 202, body: renderReport(row), location: reportPath(params.scenarioId, row.id) }
       })
       return replyWith(set, result) as ReturnType<typeof renderReport>

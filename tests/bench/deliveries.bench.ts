@@ -11,8 +11,9 @@
 import { startApp } from '../helpers/app'
 import { createSubscription } from '../../server/notifications/subscriptions'
 import { rotateSecret } from '../../server/notifications/signing-secret'
-import { finishTask } from '../../jobs/notify'
+import { finishTask } from '../../server/notifications/finish'
 import { startRunner } from '../../jobs/runner'
+import { JOB_KINDS } from '../../server/job-kinds'
 import { postWebhook } from '../../jobs/webhook-sender'
 import { signatureHeader } from '../../jobs/signing'
 import { renderEnvelope } from '../../server/notifications/envelope'
@@ -60,7 +61,7 @@ async function servicePath(n: number): Promise<number> {
     }
   })
   const started = performance.now()
-  const runner = startRunner(app.deps, { concurrency, log: () => {} })
+  const runner = startRunner(app.deps, JOB_KINDS, { concurrency, log: () => {} })
   for (;;) {
     const [row] = await app.sql`select count(*)::int as n from notification_deliveries where status = 'pending'`
     if (row!.n === 0) break

@@ -18,6 +18,8 @@ import { addMember } from '../../server/resources/users'
 import { createApiKey } from '../../server/resources/api-keys'
 import { createTestDatabase, type TestDatabase } from './database'
 import { startRunner, type Runner, type RunnerOptions } from '../../jobs/runner'
+import type { JobKind } from '../../jobs/types'
+import { JOB_KINDS } from '../../server/job-kinds'
 import { SERVER_BODY_LIMIT } from '../../server/http/body'
 import { createLogger, type Level } from '../../server/observability/log'
 import { serveMetrics } from '../../server/observability/metrics'
@@ -48,8 +50,11 @@ export interface TestApp {
 export interface StartOptions {
   env?: Record<string, string>
   extend?: (app: ReturnType<typeof createApp>) => unknown
-  /** The in-process job runner: on by default with a 20 ms poll; options override; false for none (drive jobs with runJobsUntilIdle). */
-  runner?: false | RunnerOptions
+  /**
+   * The in-process job runner: on by default with a 20 ms poll, running the service's job kinds
+   * (JOB_KINDS) unless `kinds` names others; options override; false for none (drive jobs with runJobsUntilIdle).
+   */
+  runner?: false | (RunnerOptions & { kinds?: Record<string, JobKind> })
 }
 
 /** Starts an app; call stop() in afterAll. */
@@ -78,7 +83,8 @@ export async function startApp(options: StartOptions = {}): Promise<TestApp> {
   options.extend?.(app)
   app.listen({ port: config.port, hostname: '127.0.0.1', maxRequestBodySize: SERVER_BODY_LIMIT })
   const url = `http://127.0.0.1:${app.server!.port}`
-  const runner = options.runner === false ? undefined : startRunner(deps, { pollMs: 20, drainTimeoutMs: 5_000, ...options.runner })
+  const { kinds = JOB_KINDS, ...runnerOptions } = options.runner === false ? {} : options.runner ?? {}
+  const runner = options.runner === false ? undefined : startRunner(deps, kinds, { pollMs: 20, drainTimeoutMs: 5_000, ...runnerOptions })
   return {
     url,
     sql: db.sql,

@@ -7,6 +7,7 @@ import {
 import { documentText } from '../../server/documents/blocks'
 import { documentIngestionJobKind } from '../../server/documents/ingestion'
 import { startRunner, type Runner } from '../../jobs/runner'
+import { JOB_KINDS } from '../../server/job-kinds'
 
 setDefaultTimeout(60_000) // file-scoped in Bun 1.4: the preload only reaches the first file
 
@@ -218,7 +219,7 @@ describe('reingest, idempotency and inline notifications', () => {
     // A reingest of a processing document supersedes the run under way (its job then does nothing).
     const again = await call(app.url, 'POST', `/v1/scenarios/${scenarioId}/documents/${doc.id}/reingest`, { token: key })
     expect(again.status).toBe(202)
-    resumedRunner = startRunner(app.deps, { pollMs: 20, drainTimeoutMs: 5_000 })
+    resumedRunner = startRunner(app.deps, JOB_KINDS, { pollMs: 20, drainTimeoutMs: 5_000 })
     const done = await settled(app, key, scenarioId, doc.id)
     expect(done.status).toBe('ready')
     const after = await allBlocks(app, key, scenarioId, doc.id)

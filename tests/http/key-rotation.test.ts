@@ -14,8 +14,9 @@ import { createApp } from '../../server/app'
 import { createLogger } from '../../server/observability/log'
 import { SERVER_BODY_LIMIT } from '../../server/http/body'
 import { openSecret, secretForSigning } from '../../server/notifications/signing-secret'
-import { armReencryption } from '../../jobs/reencrypt'
+import { armReencryption } from '../../server/notifications/reencrypt'
 import { runJobsUntilIdle } from '../../jobs/runner'
+import { JOB_KINDS } from '../../server/job-kinds'
 import type { AppDeps } from '../../server/deps'
 
 setDefaultTimeout(60_000)
@@ -80,7 +81,7 @@ describe('service key rotation', () => {
     await armReencryption(app.sql) // armed twice (two runners): one job
     const [{ n }] = await app.sql`select count(*)::int as n from jobs where kind = 'secret_key_reencrypt'` as unknown as [{ n: number }]
     expect(n).toBe(1)
-    expect(await runJobsUntilIdle(rotated.deps)).toBeGreaterThanOrEqual(1)
+    expect(await runJobsUntilIdle(rotated.deps, JOB_KINDS)).toBeGreaterThanOrEqual(1)
     const moved = await sealed()
     expect(openSecret(rotated.deps.secretKey, t.id, secret.id, moved)).toBe(secret.secret)
     expect(() => openSecret(Buffer.from(oldKey, 'base64'), t.id, secret.id, moved)).toThrow()

@@ -12,7 +12,7 @@ import { call, problemOf, startApp, type TestApp } from '../helpers/app'
 import { seedTask } from '../helpers/tasks'
 import { bankStatement } from '../helpers/underwriting-pack'
 import { settled, uploadAndComplete } from '../helpers/samples'
-import { finishTask } from '../../jobs/notify'
+import { finishTask } from '../../server/notifications/finish'
 import { subscribeToTask } from '../../server/notifications/subscriptions'
 import type { Tx } from '../../server/db/connect'
 

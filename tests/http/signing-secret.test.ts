@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, spyOn, test, setDefaultTimeout }
 import { call, problemOf, startApp, type TestApp } from '../helpers/app'
 import { startIssuer, type TestIssuer } from '../helpers/oidc'
 import { openSecret, secretForSigning } from '../../server/notifications/signing-secret'
-import { runMaintenance } from '../../jobs/maintenance'
+import { runMaintenance } from '../../server/notifications/maintenance'
 
 // Embedded-database apps start slowly on a busy machine; the preload's default does not reach every file.
 setDefaultTimeout(60_000)

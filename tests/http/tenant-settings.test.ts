@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test, setDefaultTimeout } from 'bun:test'
 import { call, problemOf, startApp, type TestApp } from '../helpers/app'
 import { startIssuer, type TestIssuer } from '../helpers/oidc'
-import { DEFAULT_RETENTION_DAYS, runMaintenance } from '../../jobs/maintenance'
+import { DEFAULT_RETENTION_DAYS, runMaintenance } from '../../server/notifications/maintenance'
 
 setDefaultTimeout(60_000) // file-scoped in Bun 1.4: the preload only reaches the first file
 

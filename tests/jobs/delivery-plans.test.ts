@@ -10,7 +10,7 @@ import { startApp, type TestApp } from '../helpers/app'
 import { postgresClient, type Sql } from '../../server/db/connect'
 import { createSubscription } from '../../server/notifications/subscriptions'
 import { rotateSecret } from '../../server/notifications/signing-secret'
-import { finishTask } from '../../jobs/notify'
+import { finishTask } from '../../server/notifications/finish'
 import { deliveryJobKind } from '../../jobs/deliver'
 import type { ClaimedJob } from '../../jobs/types'
 

@@ -5,8 +5,8 @@
  */
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from 'bun:test'
 import type { TestApp } from '../helpers/app'
-import { armMaintenance, MAINTENANCE_JOB_KIND, runMaintenance } from '../../jobs/maintenance'
-import { JOB_KINDS } from '../../jobs/handlers'
+import { armMaintenance, MAINTENANCE_JOB_KIND, runMaintenance } from '../../server/notifications/maintenance'
+import { JOB_KINDS } from '../../server/job-kinds'
 import { startRunner } from '../../jobs/runner'
 import { finish, startNotifyApp, subscribe } from './support'
 
@@ -19,7 +19,7 @@ afterAll(() => app.stop(), 120_000)
 describe('notifications maintenance', () => {
   test('armed exactly once, by however many runners, as a recurring job', async () => {
     await Promise.all([armMaintenance(app.sql), armMaintenance(app.sql)])
-    const runners = [startRunner(app.deps, { log: () => {} }), startRunner(app.deps, { log: () => {} })]
+    const runners = [startRunner(app.deps, JOB_KINDS, { log: () => {} }), startRunner(app.deps, JOB_KINDS, { log: () => {} })]
     await Bun.sleep(200)
     await Promise.all(runners.map((r) => r.stop()))
     const rows = await app.sql`select kind, run_at from jobs where kind = ${MAINTENANCE_JOB_KIND}`

@@ -8,8 +8,9 @@ import { afterAll, beforeAll, describe, expect, test, setDefaultTimeout } from '
 import { readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import type { TestApp } from '../helpers/app'
-import { finishTask, OUTCOME_TABLE, TASK_KINDS, type TaskKind, type TaskResult } from '../../jobs/notify'
+import { finishTask, OUTCOME_TABLE, TASK_KINDS, type TaskKind, type TaskResult } from '../../server/notifications/finish'
 import { runJobsUntilIdle } from '../../jobs/runner'
+import { JOB_KINDS } from '../../server/job-kinds'
 import { outcomeOf } from '../../server/notifications/outcomes'
 import { startNotifyApp, subscribe } from './support'
 
@@ -167,11 +168,11 @@ describe('finishTask', () => {
     expect(s!.status).toBe('active')
 
     // Drive every due job (all deliveries of this file so far go by .eml file, no SMTP configured).
-    const runs = await runJobsUntilIdle(app.deps)
+    const runs = await runJobsUntilIdle(app.deps, JOB_KINDS)
     expect(runs).toBeGreaterThanOrEqual(2)
     const states = await app.sql`select id, status, attempts from notification_deliveries where id = any(${[...stalled, ...done]}::uuid[])`
     expect(states.map((r) => [r.status, r.attempts])).toEqual([['delivered', 1], ['delivered', 1]])
-    expect(await runJobsUntilIdle(app.deps)).toBe(0)
+    expect(await runJobsUntilIdle(app.deps, JOB_KINDS)).toBe(0)
     const mails = readdirSync(join(app.config.dataDir, 'mail')).map((f) => readFileSync(join(app.config.dataDir, 'mail', f), 'utf8'))
     expect(mails.some((m) => m.includes('on hold after 5 automatic checks'))).toBe(true)
   })

@@ -41,7 +41,7 @@ describe('job runner', () => {
       probe: { handler: async (tx, job) => { await tx`insert into runner_effects (job_id, note) values (${job.id}, ${`ran ${job.payload.n}`})` } },
     }
     const id = await enqueue('probe', { n: 7 })
-    expect(await runJobsUntilIdle(app.deps, { kinds, log: quiet })).toBe(1)
+    expect(await runJobsUntilIdle(app.deps, kinds, { log: quiet })).toBe(1)
     expect(await effects(id)).toEqual(['ran 7'])
     expect(await jobRow(id)).toBeUndefined()
     let lost = ''
@@ -65,7 +65,7 @@ describe('job runner', () => {
       },
     }
     const id = await enqueue('flaky')
-    const runner = startRunner(app.deps, { kinds, pollMs: 10, log: quiet })
+    const runner = startRunner(app.deps, kinds, { pollMs: 10, log: quiet })
     await until(async () => (await jobRow(id)) === undefined)
     await runner.stop()
     expect(runs.map((r) => r.attempt)).toEqual([1, 2, 3])
@@ -91,7 +91,7 @@ describe('job runner', () => {
       },
     }
     const id = await enqueue('doomed')
-    const runner = startRunner(app.deps, { kinds, pollMs: 10, log: quiet })
+    const runner = startRunner(app.deps, kinds, { pollMs: 10, log: quiet })
     await until(async () => (await jobRow(id))?.dead_at != null)
     await Bun.sleep(100)
     await runner.stop()
@@ -99,13 +99,13 @@ describe('job runner', () => {
     expect(row).toMatchObject({ attempts: 2, last_error: 'always fails (2)', locked_by: null })
     expect(gaveUp).toBe(1)
     expect(await effects(id)).toEqual(['gave up after 2'])
-    expect(await runJobsUntilIdle(app.deps, { kinds, log: quiet })).toBe(0)
+    expect(await runJobsUntilIdle(app.deps, kinds, { log: quiet })).toBe(0)
   })
 
   test('a job of an unknown kind fails like a throwing handler', async () => {
     const id = await enqueue('no_such_kind')
     await app.sql`update jobs set attempts = 4 where id = ${id}`
-    expect(await runJobsUntilIdle(app.deps, { kinds: {}, log: quiet })).toBe(1)
+    expect(await runJobsUntilIdle(app.deps, {}, { log: quiet })).toBe(1)
     expect(await jobRow(id)).toMatchObject({ attempts: 5, last_error: 'no handler for job kind no_such_kind' })
     expect((await jobRow(id))!.dead_at).toBeInstanceOf(Date)
   })
@@ -125,14 +125,14 @@ describe('job runner', () => {
     const id = await enqueue('poison')
     // Three claims whose process died (the attempt counted at claim, nothing written after): the lease lapsed.
     await app.sql`update jobs set locked_by = 'killed-process', locked_until = now() - interval '1 second', attempts = 3 where id = ${id}`
-    expect(await runJobsUntilIdle(app.deps, { kinds, log: quiet })).toBe(0)
+    expect(await runJobsUntilIdle(app.deps, kinds, { log: quiet })).toBe(0)
     const row = (await jobRow(id))!
     expect(row.dead_at).toBeInstanceOf(Date)
     expect(row.locked_by).toBeNull()
     expect(row.last_error).toContain('worker crashed')
     expect(seen).toEqual([{ attempts: 3, reason: expect.stringContaining('worker crashed') }])
     expect(await effects(id)).toEqual(['gave up'])
-    expect(await runJobsUntilIdle(app.deps, { kinds, log: quiet })).toBe(0)
+    expect(await runJobsUntilIdle(app.deps, kinds, { log: quiet })).toBe(0)
   })
 
   test('an error with a public reason reaches onGiveUp as the give-up reason', async () => {
@@ -145,7 +145,7 @@ describe('job runner', () => {
       },
     }
     const id = await enqueue('crashy')
-    expect(await runJobsUntilIdle(app.deps, { kinds, log: quiet })).toBe(1)
+    expect(await runJobsUntilIdle(app.deps, kinds, { log: quiet })).toBe(1)
     expect(reason).toBe('worker crashed: the parser process ended')
     expect((await jobRow(id))!.last_error).toBe('internal detail')
   })
@@ -156,8 +156,8 @@ describe('job runner', () => {
     // A worker claimed it and died: its lease runs 600 ms more.
     await app.sql`update jobs set locked_by = 'crashed-worker', locked_until = now() + interval '600 milliseconds', attempts = 1 where id = ${id}`
     const started = Date.now()
-    expect(await runJobsUntilIdle(app.deps, { kinds, log: quiet })).toBe(0)
-    const runner = startRunner(app.deps, { kinds, pollMs: 10, log: quiet })
+    expect(await runJobsUntilIdle(app.deps, kinds, { log: quiet })).toBe(0)
+    const runner = startRunner(app.deps, kinds, { pollMs: 10, log: quiet })
     await until(async () => (await jobRow(id)) === undefined)
     await runner.stop()
     expect(Date.now() - started).toBeGreaterThanOrEqual(550)
@@ -176,7 +176,7 @@ describe('job runner', () => {
       },
     }
     const id = await enqueue('slow')
-    const run = runJobsUntilIdle(app.deps, { kinds, log: quiet })
+    const run = runJobsUntilIdle(app.deps, kinds, { log: quiet })
     await inside
     await app.sql`update jobs set locked_by = 'new-owner', locked_until = now() + interval '1 minute' where id = ${id}`
     release()
@@ -203,16 +203,16 @@ describe('job runner', () => {
       handler: async (tx, job) => { await tx`insert into runner_effects (job_id, note) values (${job.id}, 'handler')` },
     })
     const owned = await enqueue('fast')
-    expect(await runJobsUntilIdle(app.deps, { kinds: { fast: fast('fast', false) }, log: quiet })).toBe(1)
+    expect(await runJobsUntilIdle(app.deps, { fast: fast('fast', false) }, { log: quiet })).toBe(1)
     expect(await effects(owned)).toEqual(['fast'])
     expect(await jobRow(owned)).toBeUndefined()
     const lost = await enqueue('fast')
-    await runJobsUntilIdle(app.deps, { kinds: { fast: fast('fast', true) }, log: quiet })
+    await runJobsUntilIdle(app.deps, { fast: fast('fast', true) }, { log: quiet })
     expect(await effects(lost)).toEqual([])
     expect(await jobRow(lost)).toMatchObject({ locked_by: 'thief' })
     await app.sql`delete from jobs where id = ${lost}`
     const fallback = await enqueue('fast')
-    await runJobsUntilIdle(app.deps, { kinds: { fast: fast('fallback', false) }, log: quiet })
+    await runJobsUntilIdle(app.deps, { fast: fast('fallback', false) }, { log: quiet })
     expect(await effects(fallback)).toEqual(['handler'])
     expect(await jobRow(fallback)).toBeUndefined()
   })
@@ -226,8 +226,8 @@ describe('job runner', () => {
       },
     }
     const id = await enqueue('long')
-    const a = startRunner(app.deps, { kinds, pollMs: 10, leaseMs: 300, log: quiet })
-    const b = startRunner(app.deps, { kinds, pollMs: 10, leaseMs: 300, log: quiet })
+    const a = startRunner(app.deps, kinds, { pollMs: 10, leaseMs: 300, log: quiet })
+    const b = startRunner(app.deps, kinds, { pollMs: 10, leaseMs: 300, log: quiet })
     await until(async () => (await jobRow(id)) === undefined)
     await Promise.all([a.stop(), b.stop()])
     expect(runs).toBe(1)
@@ -244,7 +244,7 @@ describe('job runner', () => {
       },
     }
     const ids = await Promise.all(Array.from({ length: 15 }, () => enqueue('busy')))
-    const runner = startRunner(app.deps, { kinds, pollMs: 10, concurrency: 3, log: quiet })
+    const runner = startRunner(app.deps, kinds, { pollMs: 10, concurrency: 3, log: quiet })
     await until(async () => (await app.sql`select 1 from jobs where id = any(${ids}::uuid[])`).length === 0)
     await runner.stop()
     expect(peak).toBe(3)
@@ -271,10 +271,10 @@ describe('job runner', () => {
       for (let i = 0; i < 100; i++) out.push(await enqueueJob(tx, { kind: 'shared', tenantId: null, payload: { i } }))
       return out
     })
-    const runners = [0, 1].map((n) => startRunner(app.deps, {
-      kinds: { shared: { ...kinds.shared!, prepare: async (job, deps) => { (by.get(String(n)) ?? by.set(String(n), new Set()).get(String(n))!).add(job.id); return kinds.shared!.prepare!(job, deps) } } },
-      pollMs: 5, concurrency: 4, log: quiet,
-    }))
+    const runners = [0, 1].map((n) => startRunner(app.deps,
+      { shared: { ...kinds.shared!, prepare: async (job, deps) => { (by.get(String(n)) ?? by.set(String(n), new Set()).get(String(n))!).add(job.id); return kinds.shared!.prepare!(job, deps) } } },
+      { pollMs: 5, concurrency: 4, log: quiet },
+    ))
     await until(async () => (await app.sql`select 1 from jobs where id = any(${ids}::uuid[])`).length === 0, 60_000)
     await Promise.all(runners.map((r) => r.stop()))
     expect(overlap).toBe(0)
@@ -293,7 +293,7 @@ describe('job runner', () => {
       },
     }
     const first = await enqueue('drain')
-    const runner = startRunner(app.deps, { kinds, pollMs: 10, log: quiet })
+    const runner = startRunner(app.deps, kinds, { pollMs: 10, log: quiet })
     await inside
     // Due only after stop() has begun: a draining runner must not claim it.
     const later = await enqueue('drain', {}, new Date(Date.now() + 100))
@@ -313,7 +313,7 @@ describe('job runner', () => {
     const inside = new Promise<void>((r) => { entered = r })
     const kinds: Record<string, JobKind> = { gated: { prepare: async () => { entered(); await gate }, handler: async () => {} } }
     const ids = [await enqueue('gated'), await enqueue('gated'), await enqueue('gated')]
-    const runner = startRunner(app.deps, { kinds, pollMs: 10, concurrency: 1, log: quiet })
+    const runner = startRunner(app.deps, kinds, { pollMs: 10, concurrency: 1, log: quiet })
     await inside
     await until(async () => (await app.sql`select 1 from jobs where id = any(${ids}::uuid[]) and locked_by is not null`).length === 2)
     const stopping = runner.stop()
@@ -339,7 +339,7 @@ describe('job runner', () => {
       },
     }
     const id = await enqueue('stuck')
-    const runner = startRunner(app.deps, { kinds, pollMs: 10, drainTimeoutMs: 100, log: quiet })
+    const runner = startRunner(app.deps, kinds, { pollMs: 10, drainTimeoutMs: 100, log: quiet })
     await inside
     await runner.stop()
     expect(await jobRow(id)).toMatchObject({ locked_by: null, locked_until: null, attempts: 0 })
@@ -352,7 +352,7 @@ describe('job runner', () => {
   test('a recurring kind is re-armed after each run instead of deleted', async () => {
     const kinds: Record<string, JobKind> = { tick: { repeatEveryMs: 60_000, handler: async (tx, job) => { await tx`insert into runner_effects (job_id, note) values (${job.id}, 'tick')` } } }
     const id = await enqueue('tick')
-    expect(await runJobsUntilIdle(app.deps, { kinds, log: quiet })).toBe(1)
+    expect(await runJobsUntilIdle(app.deps, kinds, { log: quiet })).toBe(1)
     const row = await jobRow(id)
     expect(row).toMatchObject({ attempts: 0, locked_by: null, dead_at: null })
     expect(new Date(row!.run_at).getTime() - Date.now()).toBeGreaterThan(50_000)

@@ -5,8 +5,8 @@
  */
 import { call, startApp, type StartOptions, type TestApp } from '../helpers/app'
 import { testPki } from '../helpers/https-receiver'
-import { finishTask, type FinishTaskInput } from '../../jobs/notify'
-import { JOB_KINDS } from '../../jobs/handlers'
+import { finishTask, type FinishTaskInput } from '../../server/notifications/finish'
+import { JOB_KINDS } from '../../server/job-kinds'
 import { deliveryJobKind } from '../../jobs/deliver'
 import { findTask } from '../../server/notifications/tasks'
 import type { TaskKind } from '../../server/notifications/outcomes'

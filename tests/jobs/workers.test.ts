@@ -12,7 +12,7 @@ import { call, type TestApp } from '../helpers/app'
 import { startReceiver, type Receiver } from '../helpers/https-receiver'
 import { spawnWorker, workerEnv, type WorkerProcess } from '../helpers/worker-process'
 import { createSubscription } from '../../server/notifications/subscriptions'
-import { finishTask } from '../../jobs/notify'
+import { finishTask } from '../../server/notifications/finish'
 import { startNotifyApp } from './support'
 
 // Embedded-database apps start slowly on a busy machine; the preload's default does not reach every file.

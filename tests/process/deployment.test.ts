@@ -26,7 +26,7 @@ import { migrate } from '../../server/db/migrate'
 import { createTenant } from '../../server/resources/tenants'
 import { createApiKey } from '../../server/resources/api-keys'
 import { PACK_QUESTIONS } from '../helpers/underwriting-pack'
-import { MAINTENANCE_JOB_KIND } from '../../jobs/maintenance'
+import { MAINTENANCE_JOB_KIND } from '../../server/notifications/maintenance'
 
 setDefaultTimeout(180_000)
 

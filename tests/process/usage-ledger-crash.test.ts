@@ -9,6 +9,7 @@
 import { afterAll, beforeAll, describe, expect, test, setDefaultTimeout } from 'bun:test'
 import { call, startApp, type TestApp } from '../helpers/app'
 import { runJobsUntilIdle } from '../../jobs/runner'
+import { JOB_KINDS } from '../../server/job-kinds'
 import { spawnWorker, workerEnv, type WorkerProcess } from '../helpers/worker-process'
 
 setDefaultTimeout(180_000)
@@ -46,7 +47,7 @@ describe.skipIf(!postgres)('usage ledger: kill -9 during a burst of evaluations 
     const set = await call(app.url, 'POST', '/v1/question-sets', { token: key, body: { name: 'Crash set' } })
     const version = await call(app.url, 'POST', `/v1/question-sets/${set.body.id}/versions`, { token: key, body: { questions: QUESTIONS } })
     expect((await call(app.url, 'POST', `/v1/question-sets/${set.body.id}/versions/${version.body.id}/publish`, { token: key })).status).toBe(202)
-    await runJobsUntilIdle(app.deps)
+    await runJobsUntilIdle(app.deps, JOB_KINDS)
     const ids: string[] = []
     for (let i = 0; i < BURST; i++) {
       const sc = await call(app.url, 'POST', '/v1/scenarios', { token: key, body: { name: `Case ${i}` } })

@@ -4,9 +4,10 @@
  * notification retention (tenant setting `notification_retention_days`, 30 days by default) and
  * dead jobs older than 30 days.
  */
-import type { Tx } from '../server/db/connect'
-import type { JobKind } from './types'
-import { destroyExpiredSecrets } from '../server/notifications/signing-secret'
+import type { Tx } from '../db/connect'
+import { Type } from '@sinclair/typebox'
+import { defineJobKind } from '../../jobs/define'
+import { destroyExpiredSecrets } from './signing-secret'
 
 /** The kind name of the maintenance job. */
 export const MAINTENANCE_JOB_KIND = 'notifications_maintenance'
@@ -37,13 +38,17 @@ export async function runMaintenance(tx: Tx): Promise<{ secrets: number; deliver
   return { secrets, deliveries: deliveries.length, jobs: jobs.length }
 }
 
-/** The maintenance job kind: recurring every hour. */
-export function maintenanceJobKind(): JobKind {
-  return {
+/** The maintenance job kind: recurring every hour; every runner arms it at start (once per database). */
+export function maintenanceJobKind() {
+  return defineJobKind({
+    name: MAINTENANCE_JOB_KIND,
+    payload: Type.Object({ singleton: Type.Optional(Type.Literal(MAINTENANCE_SINGLETON)) }),
+    tenantScoped: false,
     repeatEveryMs: 3_600_000,
     maxAttempts: 1_000_000,
+    arm: (deps) => armMaintenance(deps.sql),
     handler: async (tx) => { await runMaintenance(tx) },
-  }
+  })
 }
 
 /** Arms the maintenance job if no process has yet (idempotent across processes). */

@@ -4,11 +4,11 @@
  * per active subscription of the task, stores it verbatim and enqueues its delivery, so a task's
  * end and its notifications commit together or not at all (the transactional outbox).
  */
-import type { Tx } from '../server/db/connect'
-import { outcomeOf, TASK_KINDS, OUTCOME_TABLE, type EventType, type TaskKind, type TaskResult } from '../server/notifications/outcomes'
-import { renderEnvelope, taskLinks } from '../server/notifications/envelope'
-import { insertDelivery } from '../server/notifications/deliveries'
-import { lockTask, type TaskEnd } from '../server/notifications/tasks'
+import type { Tx } from '../db/connect'
+import { outcomeOf, TASK_KINDS, OUTCOME_TABLE, type EventType, type TaskKind, type TaskResult } from './outcomes'
+import { renderEnvelope, taskLinks } from './envelope'
+import { insertDelivery } from './outbox'
+import { lockTask, type TaskEnd } from './tasks'
 
 export type { TaskKind, TaskResult }
 export { TASK_KINDS, OUTCOME_TABLE }

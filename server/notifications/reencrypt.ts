@@ -7,9 +7,10 @@
  * (after the longest-lived cursor or upload URL signed with the old key has expired: 15 minutes for
  * upload URLs).
  */
-import type { Sql } from '../server/db/connect'
-import type { JobKind } from './types'
-import { reencryptSecrets } from '../server/notifications/signing-secret'
+import type { Sql } from '../db/connect'
+import { Type } from '@sinclair/typebox'
+import { defineJobKind } from '../../jobs/define'
+import { reencryptSecrets } from './signing-secret'
 
 /** The job kind name. */
 export const REENCRYPT_JOB_KIND = 'secret_key_reencrypt'
@@ -22,10 +23,14 @@ export async function armReencryption(sql: Sql): Promise<void> {
     where not exists (select 1 from jobs where kind = ${REENCRYPT_JOB_KIND} and dead_at is null)`
 }
 
-/** The job kind. */
-export function reencryptJobKind(): JobKind {
-  return {
+/** The job kind; a runner arms it at start while previous keys are configured (a rotation in progress). */
+export function reencryptJobKind() {
+  return defineJobKind({
+    name: REENCRYPT_JOB_KIND,
+    payload: Type.Object({}),
+    tenantScoped: false,
     maxAttempts: 5,
+    arm: async (deps) => { if (deps.previousSecretKeys.length > 0) await armReencryption(deps.sql) },
     async handler(tx, _job, deps) {
       // Serialise with another runner's run of the same job (two arms can race past the not-exists).
       await tx`select pg_advisory_xact_lock(hashtext('svc:secret-key-reencrypt'))`
@@ -34,5 +39,5 @@ export function reencryptJobKind(): JobKind {
         moved: out.moved, already_current: out.current, unreadable: out.unreadable,
       })
     },
-  }
+  })
 }
