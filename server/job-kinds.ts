@@ -10,6 +10,7 @@ import { maintenanceJobKind } from './notifications/maintenance'
 import { reencryptJobKind } from './notifications/reencrypt'
 import { documentIngestionJobKind } from './documents/ingestion'
 import { questionSetPublishJobKind } from './question-sets/publish'
+import { raiseSupersessions } from './authoring/supersessions'
 import { evaluationRunJobKind } from './evaluation/run'
 import { reportGeneratedJobKind } from './evaluation/reports'
 import { guidelineIngestionJobKind } from './authoring/guideline-ingestion'
@@ -24,7 +25,7 @@ export const JOB_KINDS: Record<string, JobKind> = kindTable([
   deliveryJobKind(),
   maintenanceJobKind(),
   documentIngestionJobKind(),
-  questionSetPublishJobKind(),
+  questionSetPublishJobKind(raiseSupersessions),
   evaluationRunJobKind(),
   reportGeneratedJobKind(),
   guidelineIngestionJobKind(),

@@ -2,7 +2,9 @@
  * Publishing a version: the `question_set_publish` task (task_id = the version id). The route moves
  * a draft (or failed) version to `publishing` and enqueues this job; the job re-checks the questions
  * and moves the version to `published` (immutable from then on) or `failed`, and ends the task on
- * the notification channel in the same transaction.
+ * the notification channel in the same transaction. What else a publication sets off (supersessions
+ * of earlier answers) is handed in by the wiring as `onPublished`, so question sets import nothing
+ * of authoring.
  */
 import type { Tx } from '../db/connect'
 import { Type } from '@sinclair/typebox'
@@ -10,7 +12,6 @@ import { defineJobKind, jobType } from '../../jobs/define'
 import { finishTask } from '../notifications/finish'
 import { findVersion } from './store'
 import { questionProblems } from './validate'
-import { raiseSupersessions } from '../authoring/supersessions'
 
 /** The job kind name (also the task kind). */
 export const QUESTION_SET_PUBLISH = 'question_set_publish'
@@ -26,13 +27,16 @@ export function publishProblem(questions: Parameters<typeof questionProblems>[0]
   return rules[0] ?? null
 }
 
-async function settle(tx: Tx, tenantId: string, questionSetId: string, versionId: string, failure: string | null): Promise<void> {
+/** Work a publication sets off in its transaction (the wiring passes supersession raising). */
+export type OnPublished = (tx: Tx, tenantId: string, questionSetId: string, versionId: string) => Promise<unknown>
+
+async function settle(tx: Tx, tenantId: string, questionSetId: string, versionId: string, failure: string | null, onPublished: OnPublished): Promise<void> {
   if (failure === null) {
     await tx`
       update question_set_versions
       set status = 'published', published_at = now(), failure_reason = null, revision = revision + 1, updated_at = now()
       where tenant_id = ${tenantId} and id = ${versionId}`
-    await raiseSupersessions(tx, tenantId, questionSetId, versionId)
+    await onPublished(tx, tenantId, questionSetId, versionId)
   } else {
     await tx`
       update question_set_versions
@@ -54,8 +58,8 @@ export const QuestionSetPublishJob = jobType({
   tenantScoped: true,
 })
 
-/** The job kind: payload {questionSetId, versionId}. */
-export function questionSetPublishJobKind() {
+/** The job kind: payload {questionSetId, versionId}; `onPublished` runs in the publishing transaction. */
+export function questionSetPublishJobKind(onPublished: OnPublished) {
   return defineJobKind({
     ...QuestionSetPublishJob,
     maxAttempts: 5,
@@ -63,13 +67,13 @@ export function questionSetPublishJobKind() {
       const { questionSetId, versionId } = job.payload
       const version = await findVersion(tx, job.tenantId, questionSetId, versionId, true)
       if (!version || version.status !== 'publishing') return // already settled (a re-run after a crash)
-      await settle(tx, job.tenantId, questionSetId, versionId, publishProblem(version.questions))
+      await settle(tx, job.tenantId, questionSetId, versionId, publishProblem(version.questions), onPublished)
     },
     async onGiveUp(tx, job) {
       const { questionSetId, versionId } = job.payload
       const version = await findVersion(tx, job.tenantId, questionSetId, versionId, true)
       if (!version || version.status !== 'publishing') return
-      await settle(tx, job.tenantId, questionSetId, versionId, 'publishing failed repeatedly')
+      await settle(tx, job.tenantId, questionSetId, versionId, 'publishing failed repeatedly', onPublished)
     },
   })
 }
