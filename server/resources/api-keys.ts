@@ -8,7 +8,7 @@ import type { AppDeps } from '../deps'
 import type { Tx } from '../db/connect'
 import { problems } from '../http/problem'
 import { accessControl, tenantOf } from '../auth/access'
-import { documentQuery, readQuery } from '../http/query'
+import { readQuery, withQuery } from '../http/query'
 import { BODY_PROBLEMS, LIST_PROBLEMS, PATH_PROBLEMS, responses } from '../http/docs'
 import { cursorScope } from '../http/pagination'
 import { PageOf } from '../../schemas/common'
@@ -85,7 +85,6 @@ export async function revokeApiKey(tx: Tx, tenantId: string, id: string): Promis
 /** The API-key routes (workspace admins). */
 export function apiKeyRoutes(deps: AppDeps) {
   const { sql, cursors } = deps
-  documentQuery('GET', '/v1/api-keys', ApiKeyListQuery)
   const admins = { roles: ['admin'] } as const
 
   const revoke = async (principal: Parameters<typeof actorOf>[0], id: string) => {
@@ -125,18 +124,16 @@ export function apiKeyRoutes(deps: AppDeps) {
     .get('/v1/api-keys', async ({ principal, query }) => {
       const tenantId = tenantOf(principal)
       const q = readQuery(ApiKeyListQuery, query)
-      const limit = q.limit ?? 50
-      const scope = cursorScope(tenantId, 'api-keys')
-      const after = q.cursor !== undefined ? cursors.decode(q.cursor, scope) : null
+      const list = cursors.open(q, cursorScope(tenantId, 'api-keys'))
       const rows = await sql<ApiKeyRow[]>`
         select ${KEY_COLUMNS(sql)} from api_keys
-        where tenant_id = ${tenantId} ${after !== null ? sql`and id < ${after}` : sql``}
+        where tenant_id = ${tenantId} ${list.after !== null ? sql`and id < ${list.after}` : sql``}
         order by id desc
-        limit ${limit + 1}`
-      return cursors.page(rows, limit, scope, (r) => r.id, renderApiKey)
+        limit ${list.fetch}`
+      return list.page(rows, (r) => r.id, renderApiKey)
     }, {
       access: admins,
-      detail: { summary: "The workspace's API keys (never their secrets)", tags: ['API keys'], responses: responses({ 200: PageOf(ApiKey) }, LIST_PROBLEMS) },
+      detail: withQuery(ApiKeyListQuery, { summary: "The workspace's API keys (never their secrets)", tags: ['API keys'], responses: responses({ 200: PageOf(ApiKey) }, LIST_PROBLEMS) }),
     })
     .get('/v1/api-keys/:apiKeyId', async ({ principal, params }) => {
       const row = await findApiKey(sql, tenantOf(principal), params.apiKeyId)

@@ -11,7 +11,7 @@ import type { Sql, Tx } from '../db/connect'
 import { accessControl, tenantOf } from '../auth/access'
 import type { Principal } from '../auth/principal'
 import { canonicalJson } from '../http/idempotency'
-import { documentQuery, readQuery } from '../http/query'
+import { readQuery, withQuery } from '../http/query'
 import { LIST_PROBLEMS, responses } from '../http/docs'
 import { cursorScope } from '../http/pagination'
 import { PageOf } from '../../schemas/common'
@@ -140,26 +140,23 @@ export function renderAuditEvent(row: AuditRow) {
 /** GET /v1/audit-events: the chain, newest first (admins). */
 export function auditRoutes(deps: AppDeps) {
   const { sql, cursors } = deps
-  documentQuery('GET', '/v1/audit-events', AuditListQuery)
   return new Elysia({ name: 'audit' })
     .use(accessControl(deps.authenticate))
     .get('/v1/audit-events', async ({ principal, query }) => {
       const tenantId = tenantOf(principal)
       const q = readQuery(AuditListQuery, query)
-      const limit = q.limit ?? 50
-      const scope = cursorScope(tenantId, `audit|${q.kind ?? ''}`)
-      const after = q.cursor !== undefined ? cursors.decode(q.cursor, scope) : null
+      const list = cursors.open(q, cursorScope(tenantId, `audit|${q.kind ?? ''}`))
       const rows = await sql<AuditRow[]>`
         select tenant_id, seq, id, kind, actor, data, occurred_at, prev_hash, hash
         from audit_events
         where tenant_id = ${tenantId}
-          ${after !== null ? sql`and seq < ${after}` : sql``}
+          ${list.after !== null ? sql`and seq < ${list.after}` : sql``}
           ${q.kind !== undefined ? sql`and kind = ${q.kind}` : sql``}
         order by seq desc
-        limit ${limit + 1}`
-      return cursors.page(rows, limit, scope, (r) => String(r.seq), renderAuditEvent)
+        limit ${list.fetch}`
+      return list.page(rows, (r) => String(r.seq), renderAuditEvent)
     }, {
       access: { roles: ['admin'] },
-      detail: { summary: "The workspace's audit chain, newest first", tags: ['Audit'], responses: responses({ 200: PageOf(AuditEvent) }, LIST_PROBLEMS) },
+      detail: withQuery(AuditListQuery, { summary: "The workspace's audit chain, newest first", tags: ['Audit'], responses: responses({ 200: PageOf(AuditEvent) }, LIST_PROBLEMS) }),
     })
 }

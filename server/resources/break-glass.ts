@@ -14,7 +14,7 @@ import type { AppDeps } from '../deps'
 import type { Sql, Tx } from '../db/connect'
 import { accessControl, tenantOf } from '../auth/access'
 import { problems } from '../http/problem'
-import { documentQuery, readQuery } from '../http/query'
+import { readQuery, withQuery } from '../http/query'
 import { BODY_PROBLEMS, LIST_PROBLEMS, PATH_PROBLEMS, responses } from '../http/docs'
 import { cursorScope } from '../http/pagination'
 import { PageOf } from '../../schemas/common'
@@ -124,17 +124,15 @@ export async function revokeBreakGlass(sql: Sql, tenantId: string, requestId: st
 async function listRequests(deps: AppDeps, tenantId: string, raw: Record<string, string | undefined>) {
   const { sql, cursors } = deps
   const q = readQuery(BreakGlassListQuery, raw)
-  const limit = q.limit ?? 50
-  const scope = cursorScope(tenantId, `break-glass|${tenantId}|${q.status ?? ''}`)
-  const after = q.cursor !== undefined ? cursors.decode(q.cursor, scope) : null
+  const list = cursors.open(q, cursorScope(tenantId, `break-glass|${tenantId}|${q.status ?? ''}`))
   const rows = await sql<BreakGlassRow[]>`
     select * from break_glass_requests
     where tenant_id = ${tenantId}
-      ${after !== null ? sql`and id < ${after}` : sql``}
+      ${list.after !== null ? sql`and id < ${list.after}` : sql``}
       ${q.status !== undefined ? sql`and status = ${q.status}` : sql``}
     order by id desc
-    limit ${limit + 1}`
-  return cursors.page(rows, limit, scope, (r) => r.id, renderBreakGlass)
+    limit ${list.fetch}`
+  return list.page(rows, (r) => r.id, renderBreakGlass)
 }
 
 async function findRequest(sql: Tx, tenantId: string, id: string): Promise<BreakGlassRow> {
@@ -146,8 +144,6 @@ async function findRequest(sql: Tx, tenantId: string, id: string): Promise<Break
 /** Break-glass routes: the operator side per workspace, and the workspace admins' side. */
 export function breakGlassRoutes(deps: AppDeps) {
   const { sql } = deps
-  documentQuery('GET', '/v1/break-glass/requests', BreakGlassListQuery)
-  documentQuery('GET', '/v1/tenants/:tenantId/break-glass/requests', BreakGlassListQuery)
   const operators = { operator: true } as const
   const admins = { roles: ['admin'], humanOnly: true } as const
 
@@ -201,7 +197,7 @@ export function breakGlassRoutes(deps: AppDeps) {
     }, {
       access: operators,
       params: TenantParams,
-      detail: { summary: "A workspace's break-glass requests (operators)", tags: ['Break-glass'], responses: responses({ 200: PageOf(BreakGlassRequest) }, [...PATH_PROBLEMS, ...LIST_PROBLEMS]) },
+      detail: withQuery(BreakGlassListQuery, { summary: "A workspace's break-glass requests (operators)", tags: ['Break-glass'], responses: responses({ 200: PageOf(BreakGlassRequest) }, [...PATH_PROBLEMS, ...LIST_PROBLEMS]) }),
     })
     .get('/v1/tenants/:tenantId/break-glass/requests/:requestId', async ({ params }) => renderBreakGlass(await findRequest(sql, params.tenantId, params.requestId)), {
       access: operators,
@@ -210,11 +206,11 @@ export function breakGlassRoutes(deps: AppDeps) {
     })
     .get('/v1/break-glass/requests', ({ principal, query }) => listRequests(deps, tenantOf(principal), query), {
       access: admins,
-      detail: {
+      detail: withQuery(BreakGlassListQuery, {
         summary: "Operator access requests for the workspace (poll-only; filter status=requested)",
         tags: ['Break-glass'],
         responses: responses({ 200: PageOf(BreakGlassRequest) }, LIST_PROBLEMS),
-      },
+      }),
     })
     .get('/v1/break-glass/requests/:requestId', async ({ principal, params }) => renderBreakGlass(await findRequest(sql, tenantOf(principal), params.requestId)), {
       access: admins,

@@ -9,7 +9,7 @@ import type { AppDeps } from '../deps'
 import type { Principal } from '../auth/principal'
 import { accessControl, ANY_ROLE, CASE_WRITERS, tenantOf } from '../auth/access'
 import { ProblemError, problems } from '../http/problem'
-import { documentQuery, readQuery } from '../http/query'
+import { readQuery } from '../http/query'
 import { idempotencyKeyOf, runIdempotent, replyWith } from '../http/idempotency'
 import { consumeRate, RATE_PROBLEMS } from '../http/rate-limit'
 import { BODY_PROBLEMS, LIST_PROBLEMS, PATH_PROBLEMS, responses } from '../http/docs'
@@ -39,8 +39,6 @@ const documentPath = (scenarioId: string, documentId: string) => `/v1/scenarios/
 /** Document routes. */
 export function documentRoutes(deps: AppDeps) {
   const { sql, cursors, blobs, config } = deps
-  documentQuery('GET', '/v1/scenarios/{scenarioId}/documents', DocumentListQuery)
-  documentQuery('GET', '/v1/scenarios/{scenarioId}/documents/{documentId}/blocks', BlockListQuery)
 
   /** Moves a document to processing and enqueues its ingestion: the work of complete and reingest. */
   const startIngestion = async (principal: Principal, tenantId: string, params: { scenarioId: string; documentId: string }, body: { notifications?: InlineNotification[] } | null | undefined, request: Request, path: string, allowed: readonly DocumentStatus[]) =>
@@ -134,21 +132,20 @@ export function documentRoutes(deps: AppDeps) {
         responses: responses({ 202: Document }, [...BODY_PROBLEMS, ...PATH_PROBLEMS, ...RATE_PROBLEMS, 'conflict', 'idempotency_conflict']),
       },
     })
+    // No withQuery: the frozen OpenAPI document has never listed this query (registered under a {param} path).
     .get('/v1/scenarios/:scenarioId/documents', async ({ principal, params, query }) => {
       const tenantId = tenantOf(principal)
       const q = readQuery(DocumentListQuery, query)
       if (!(await findScenario(sql, tenantId, params.scenarioId))) throw problems.notFound('scenario')
-      const limit = q.limit ?? 50
-      const scope = cursorScope(tenantId, `documents|${params.scenarioId}|${q.status ?? ''}`)
-      const after = q.cursor !== undefined ? cursors.decode(q.cursor, scope) : null
+      const list = cursors.open(q, cursorScope(tenantId, `documents|${params.scenarioId}|${q.status ?? ''}`))
       const rows = await sql<DocumentRow[]>`
         select * from documents
         where tenant_id = ${tenantId} and scenario_id = ${params.scenarioId}
-          ${after !== null ? sql`and id < ${after}` : sql``}
+          ${list.after !== null ? sql`and id < ${list.after}` : sql``}
           ${q.status !== undefined ? sql`and status = ${q.status}` : sql``}
         order by id desc
-        limit ${limit + 1}`
-      return cursors.page(rows, limit, scope, (r) => r.id, renderDocument)
+        limit ${list.fetch}`
+      return list.page(rows, (r) => r.id, renderDocument)
     }, {
       access: READ,
       params: ScenarioParams,
@@ -163,14 +160,14 @@ export function documentRoutes(deps: AppDeps) {
       params: DocumentParams,
       detail: { summary: 'Read a document', tags: TAGS, responses: responses({ 200: Document }, PATH_PROBLEMS) },
     })
+    // No withQuery: the frozen OpenAPI document has never listed this query (registered under a {param} path).
     .get('/v1/scenarios/:scenarioId/documents/:documentId/blocks', async ({ principal, params, query }) => {
       const tenantId = tenantOf(principal)
       const q = readQuery(BlockListQuery, query)
       const doc = await findDocument(sql, tenantId, params.scenarioId, params.documentId)
       if (!doc) throw problems.notFound('document')
-      const limit = q.limit ?? 50
-      const scope = cursorScope(tenantId, `blocks|${doc.id}|${q.page ?? ''}`)
-      const after = q.cursor !== undefined ? Number(cursors.decode(q.cursor, scope)) : null
+      const list = cursors.open(q, cursorScope(tenantId, `blocks|${doc.id}|${q.page ?? ''}`))
+      const after = list.after !== null ? Number(list.after) : null
       const rows = await sql<BlockRow[]>`
         select id, position, page, kind, text, char_start, char_end, source, confidence, cells, sheet
         from document_blocks
@@ -178,8 +175,8 @@ export function documentRoutes(deps: AppDeps) {
           ${after !== null ? sql`and position > ${after}` : sql``}
           ${q.page !== undefined ? sql`and page = ${q.page}` : sql``}
         order by position
-        limit ${limit + 1}`
-      return cursors.page(rows, limit, scope, (r) => String(r.position), (r) => renderBlock(r, doc.id))
+        limit ${list.fetch}`
+      return list.page(rows, (r) => String(r.position), (r) => renderBlock(r, doc.id))
     }, {
       access: READ,
       params: DocumentParams,

@@ -8,7 +8,7 @@ import { Elysia, t } from 'elysia'
 import type { AppDeps } from '../deps'
 import { accessControl, tenantOf } from '../auth/access'
 import { problems } from '../http/problem'
-import { documentQuery, readQuery } from '../http/query'
+import { readQuery } from '../http/query'
 import { idempotencyKeyOf, runIdempotent, replyWith } from '../http/idempotency'
 import { consumeRate, RATE_PROBLEMS } from '../http/rate-limit'
 import { BODY_PROBLEMS, LIST_PROBLEMS, PATH_PROBLEMS, responses } from '../http/docs'
@@ -31,7 +31,6 @@ const TAGS = ['Generation runs']
 /** Generation-run routes. */
 export function generationRunRoutes(deps: AppDeps) {
   const { sql, cursors, config } = deps
-  documentQuery('GET', '/v1/question-sets/{questionSetId}/generation-runs', RunListQuery)
 
   return new Elysia({ name: 'generation-runs' })
     .use(accessControl(deps.authenticate))
@@ -69,18 +68,17 @@ export function generationRunRoutes(deps: AppDeps) {
         responses: responses({ 202: GenerationRun }, [...PATH_PROBLEMS, ...BODY_PROBLEMS, ...RATE_PROBLEMS, 'budget_exceeded', 'conflict', 'idempotency_conflict']),
       },
     })
+    // No withQuery: the frozen OpenAPI document has never listed this query (registered under a {param} path).
     .get('/v1/question-sets/:questionSetId/generation-runs', async ({ principal, params, query }) => {
       const tenantId = tenantOf(principal)
       const q = readQuery(RunListQuery, query)
       if (!(await findQuestionSet(sql, tenantId, params.questionSetId))) throw problems.notFound('question set')
-      const limit = q.limit ?? 50
-      const scope = cursorScope(tenantId, `generation-runs|${params.questionSetId}`)
-      const after = q.cursor !== undefined ? cursors.decode(q.cursor, scope) : null
+      const list = cursors.open(q, cursorScope(tenantId, `generation-runs|${params.questionSetId}`))
       const rows = await sql<RunRow[]>`
         select * from generation_runs
-        where tenant_id = ${tenantId} and question_set_id = ${params.questionSetId} ${after !== null ? sql`and id < ${after}` : sql``}
-        order by id desc limit ${limit + 1}`
-      const page = cursors.page(rows, limit, scope, (r) => r.id, (r) => r)
+        where tenant_id = ${tenantId} and question_set_id = ${params.questionSetId} ${list.after !== null ? sql`and id < ${list.after}` : sql``}
+        order by id desc limit ${list.fetch}`
+      const page = list.page(rows, (r) => r.id, (r) => r)
       return { items: await Promise.all(page.items.map((r) => renderRun(sql, r))), next_cursor: page.next_cursor }
     }, {
       access: QUESTION_SET_READ,

@@ -13,7 +13,7 @@ import type { Tx } from '../db/connect'
 import { accessControl } from '../auth/access'
 import type { Principal, Role } from '../auth/principal'
 import { ProblemError, problems } from '../http/problem'
-import { documentQuery, readQuery } from '../http/query'
+import { readQuery, withQuery } from '../http/query'
 import { BODY_PROBLEMS, LIST_PROBLEMS, PATH_PROBLEMS, responses } from '../http/docs'
 import { cursorScope } from '../http/pagination'
 import { PageOf } from '../../schemas/common'
@@ -115,7 +115,6 @@ function invitationMail(deps: AppDeps, tenant: TenantRow, row: InvitationRow, to
 /** Invitation routes: create, list and revoke per workspace; accept with the token. */
 export function invitationRoutes(deps: AppDeps) {
   const { sql, cursors } = deps
-  documentQuery('GET', '/v1/tenants/:tenantId/invitations', InvitationListQuery)
   const inviters = { roles: ['admin'], operator: true, humanOnly: true } as const
 
   return new Elysia({ name: 'invitations' })
@@ -188,24 +187,22 @@ export function invitationRoutes(deps: AppDeps) {
     .get('/v1/tenants/:tenantId/invitations', async ({ principal, params, query }) => {
       const tenant = await managedTenant(sql, principal, params.tenantId)
       const q = readQuery(InvitationListQuery, query)
-      const limit = q.limit ?? 50
-      const scope = cursorScope(tenant.id, `invitations|${tenant.id}|${q.status ?? ''}`)
-      const after = q.cursor !== undefined ? cursors.decode(q.cursor, scope) : null
+      const list = cursors.open(q, cursorScope(tenant.id, `invitations|${tenant.id}|${q.status ?? ''}`))
       await sql`
         update invitations set status = 'expired', updated_at = now()
         where tenant_id = ${tenant.id} and status = 'pending' and expires_at <= now()`
       const rows = await sql<InvitationRow[]>`
         select ${COLUMNS(sql)} from invitations
         where tenant_id = ${tenant.id}
-          ${after !== null ? sql`and id < ${after}` : sql``}
+          ${list.after !== null ? sql`and id < ${list.after}` : sql``}
           ${q.status !== undefined ? sql`and status = ${q.status}` : sql``}
         order by id desc
-        limit ${limit + 1}`
-      return cursors.page(rows, limit, scope, (r) => r.id, renderInvitation)
+        limit ${list.fetch}`
+      return list.page(rows, (r) => r.id, renderInvitation)
     }, {
       access: inviters,
       params: TenantParams,
-      detail: { summary: "A workspace's invitations (human-only)", tags: ['Invitations'], responses: responses({ 200: PageOf(Invitation) }, [...PATH_PROBLEMS, ...LIST_PROBLEMS]) },
+      detail: withQuery(InvitationListQuery, { summary: "A workspace's invitations (human-only)", tags: ['Invitations'], responses: responses({ 200: PageOf(Invitation) }, [...PATH_PROBLEMS, ...LIST_PROBLEMS]) }),
     })
     .post('/v1/tenants/:tenantId/invitations/:invitationId/revoke', async ({ principal, params }) => {
       const tenant = await managedTenant(sql, principal, params.tenantId)

@@ -9,7 +9,7 @@ import type { AppDeps } from '../deps'
 import type { Principal } from '../auth/principal'
 import { accessControl, tenantOf } from '../auth/access'
 import { ProblemError, problems } from '../http/problem'
-import { documentQuery, readQuery } from '../http/query'
+import { readQuery, withQuery } from '../http/query'
 import { idempotencyKeyOf, runIdempotent, replyWith } from '../http/idempotency'
 import { consumeRate, RATE_PROBLEMS } from '../http/rate-limit'
 import { BODY_PROBLEMS, LIST_PROBLEMS, PATH_PROBLEMS, responses } from '../http/docs'
@@ -37,9 +37,6 @@ const REINGESTABLE: readonly GuidelineStatus[] = ['ready', 'ready_degraded', 'fa
 /** Question-group and guideline routes. */
 export function questionGroupRoutes(deps: AppDeps) {
   const { sql, cursors, blobs, config } = deps
-  documentQuery('GET', '/v1/question-groups', QuestionGroupListQuery)
-  documentQuery('GET', '/v1/question-groups/{groupId}/guidelines', GuidelineListQuery)
-  documentQuery('GET', '/v1/question-groups/{groupId}/guidelines/{guidelineId}/blocks', GuidelineBlockListQuery)
 
   const startIngestion = (principal: Principal, tenantId: string, params: { groupId: string; guidelineId: string }, body: { notifications?: InlineNotification[] } | null | undefined, request: Request, path: string, allowed: readonly GuidelineStatus[]) =>
     runIdempotent({ sql, tenantId, method: 'POST', path, body: body ?? null, key: idempotencyKeyOf(request) }, async (tx) => {
@@ -77,17 +74,15 @@ export function questionGroupRoutes(deps: AppDeps) {
     .get('/v1/question-groups', async ({ principal, query }) => {
       const tenantId = tenantOf(principal)
       const q = readQuery(QuestionGroupListQuery, query)
-      const limit = q.limit ?? 50
-      const scope = cursorScope(tenantId, 'question-groups')
-      const after = q.cursor !== undefined ? cursors.decode(q.cursor, scope) : null
+      const list = cursors.open(q, cursorScope(tenantId, 'question-groups'))
       const rows = await sql<GroupRow[]>`
         ${selectGroups(sql)}
-        where g.tenant_id = ${tenantId} ${after !== null ? sql`and g.id < ${after}` : sql``}
-        order by g.id desc limit ${limit + 1}`
-      return cursors.page(rows, limit, scope, (r) => r.id, renderGroup)
+        where g.tenant_id = ${tenantId} ${list.after !== null ? sql`and g.id < ${list.after}` : sql``}
+        order by g.id desc limit ${list.fetch}`
+      return list.page(rows, (r) => r.id, renderGroup)
     }, {
       access: QUESTION_SET_READ,
-      detail: { summary: 'List question groups, newest first', tags: TAGS, responses: responses({ 200: PageOf(QuestionGroup) }, LIST_PROBLEMS) },
+      detail: withQuery(QuestionGroupListQuery, { summary: 'List question groups, newest first', tags: TAGS, responses: responses({ 200: PageOf(QuestionGroup) }, LIST_PROBLEMS) }),
     })
     .get('/v1/question-groups/:groupId', async ({ principal, params }) => {
       const row = await findGroup(sql, tenantOf(principal), params.groupId)
@@ -163,20 +158,19 @@ export function questionGroupRoutes(deps: AppDeps) {
       body: t.Optional(GuidelineComplete),
       detail: { summary: 'Read a processed guideline again', tags: TAGS, responses: responses({ 202: Guideline }, [...BODY_PROBLEMS, ...PATH_PROBLEMS, ...RATE_PROBLEMS, 'conflict', 'idempotency_conflict']) },
     })
+    // No withQuery: the frozen OpenAPI document has never listed this query (registered under a {param} path).
     .get('/v1/question-groups/:groupId/guidelines', async ({ principal, params, query }) => {
       const tenantId = tenantOf(principal)
       const q = readQuery(GuidelineListQuery, query)
       if (!(await findGroup(sql, tenantId, params.groupId))) throw problems.notFound('question group')
-      const limit = q.limit ?? 50
-      const scope = cursorScope(tenantId, `guidelines|${params.groupId}|${q.status ?? ''}`)
-      const after = q.cursor !== undefined ? cursors.decode(q.cursor, scope) : null
+      const list = cursors.open(q, cursorScope(tenantId, `guidelines|${params.groupId}|${q.status ?? ''}`))
       const rows = await sql<GuidelineRow[]>`
         select * from guidelines
         where tenant_id = ${tenantId} and question_group_id = ${params.groupId}
-          ${after !== null ? sql`and id < ${after}` : sql``}
+          ${list.after !== null ? sql`and id < ${list.after}` : sql``}
           ${q.status !== undefined ? sql`and status = ${q.status}` : sql``}
-        order by id desc limit ${limit + 1}`
-      return cursors.page(rows, limit, scope, (r) => r.id, renderGuideline)
+        order by id desc limit ${list.fetch}`
+      return list.page(rows, (r) => r.id, renderGuideline)
     }, {
       access: QUESTION_SET_READ,
       params: QuestionGroupParams,
@@ -191,22 +185,22 @@ export function questionGroupRoutes(deps: AppDeps) {
       params: GuidelineParams,
       detail: { summary: 'Read a guideline source', tags: TAGS, responses: responses({ 200: Guideline }, PATH_PROBLEMS) },
     })
+    // No withQuery: the frozen OpenAPI document has never listed this query (registered under a {param} path).
     .get('/v1/question-groups/:groupId/guidelines/:guidelineId/blocks', async ({ principal, params, query }) => {
       const tenantId = tenantOf(principal)
       const q = readQuery(GuidelineBlockListQuery, query)
       const row = await findGroupGuideline(sql, tenantId, params.groupId, params.guidelineId)
       if (!row) throw problems.notFound('guideline')
-      const limit = q.limit ?? 50
-      const scope = cursorScope(tenantId, `guideline-blocks|${row.id}|${q.page ?? ''}`)
-      const after = q.cursor !== undefined ? Number(cursors.decode(q.cursor, scope)) : null
+      const list = cursors.open(q, cursorScope(tenantId, `guideline-blocks|${row.id}|${q.page ?? ''}`))
+      const after = list.after !== null ? Number(list.after) : null
       const rows = await sql<GuidelineBlockRow[]>`
         select id, guideline_id, position, page, kind, text, char_start, char_end, source, confidence
         from guideline_blocks
         where tenant_id = ${tenantId} and guideline_id = ${row.id}
           ${after !== null ? sql`and position > ${after}` : sql``}
           ${q.page !== undefined ? sql`and page = ${q.page}` : sql``}
-        order by position limit ${limit + 1}`
-      return cursors.page(rows, limit, scope, (r) => String(r.position), renderGuidelineBlock)
+        order by position limit ${list.fetch}`
+      return list.page(rows, (r) => String(r.position), renderGuidelineBlock)
     }, {
       access: QUESTION_SET_READ,
       params: GuidelineParams,

@@ -9,7 +9,7 @@ import type { AppDeps } from '../deps'
 import type { Tx } from '../db/connect'
 import { accessControl, ANY_ROLE, tenantOf, type AccessRule } from '../auth/access'
 import { ProblemError, problems } from '../http/problem'
-import { documentQuery, readQuery } from '../http/query'
+import { readQuery, withQuery } from '../http/query'
 import { idempotencyKeyOf, runIdempotent, replyWith } from '../http/idempotency'
 import { consumeRate, RATE_PROBLEMS } from '../http/rate-limit'
 import { BODY_PROBLEMS, LIST_PROBLEMS, PATH_PROBLEMS, responses } from '../http/docs'
@@ -43,8 +43,6 @@ const stale = (what: string) => new ProblemError('precondition_failed', `If-Matc
 /** Question-set routes. */
 export function questionSetRoutes(deps: AppDeps) {
   const { sql, cursors } = deps
-  documentQuery('GET', '/v1/question-sets', QuestionSetListQuery)
-  documentQuery('GET', '/v1/question-sets/:questionSetId/versions', VersionListQuery)
 
   const requireSet = async (tx: Tx, tenantId: string, id: string, lock = false): Promise<QuestionSetRow> => {
     if (lock) await tx`select 1 from question_sets where tenant_id = ${tenantId} and id = ${id} for update`
@@ -76,20 +74,18 @@ export function questionSetRoutes(deps: AppDeps) {
     .get('/v1/question-sets', async ({ principal, query }) => {
       const tenantId = tenantOf(principal)
       const q = readQuery(QuestionSetListQuery, query)
-      const limit = q.limit ?? 50
-      const scope = cursorScope(tenantId, `question-sets|${q.vertical ?? ''}`)
-      const after = q.cursor !== undefined ? cursors.decode(q.cursor, scope) : null
+      const list = cursors.open(q, cursorScope(tenantId, `question-sets|${q.vertical ?? ''}`))
       const rows = await sql<QuestionSetRow[]>`
         ${selectQuestionSets(sql)}
         where s.tenant_id = ${tenantId}
-          ${after !== null ? sql`and s.id < ${after}` : sql``}
+          ${list.after !== null ? sql`and s.id < ${list.after}` : sql``}
           ${q.vertical !== undefined ? sql`and s.vertical = ${q.vertical}` : sql``}
         order by s.id desc
-        limit ${limit + 1}`
-      return cursors.page(rows, limit, scope, (r) => r.id, renderQuestionSet)
+        limit ${list.fetch}`
+      return list.page(rows, (r) => r.id, renderQuestionSet)
     }, {
       access: QUESTION_SET_READ,
-      detail: { summary: 'List question sets, newest first', tags: ['Question sets'], responses: responses({ 200: PageOf(QuestionSet) }, LIST_PROBLEMS) },
+      detail: withQuery(QuestionSetListQuery, { summary: 'List question sets, newest first', tags: ['Question sets'], responses: responses({ 200: PageOf(QuestionSet) }, LIST_PROBLEMS) }),
     })
     .get('/v1/question-sets/:questionSetId', async ({ principal, params }) => {
       const row = await findQuestionSet(sql, tenantOf(principal), params.questionSetId)
@@ -135,21 +131,19 @@ export function questionSetRoutes(deps: AppDeps) {
       const tenantId = tenantOf(principal)
       const q = readQuery(VersionListQuery, query)
       await requireSet(sql, tenantId, params.questionSetId)
-      const limit = q.limit ?? 50
-      const scope = cursorScope(tenantId, `versions|${params.questionSetId}|${q.status ?? ''}`)
-      const after = q.cursor !== undefined ? cursors.decode(q.cursor, scope) : null
+      const list = cursors.open(q, cursorScope(tenantId, `versions|${params.questionSetId}|${q.status ?? ''}`))
       const rows = await sql<VersionRow[]>`
         select ${VERSION_COLUMNS(sql)} from question_set_versions
         where tenant_id = ${tenantId} and question_set_id = ${params.questionSetId}
-          ${after !== null ? sql`and id < ${after}` : sql``}
+          ${list.after !== null ? sql`and id < ${list.after}` : sql``}
           ${q.status !== undefined ? sql`and status = ${q.status}` : sql``}
         order by id desc
-        limit ${limit + 1}`
-      return cursors.page(rows, limit, scope, (r) => r.id, renderVersion)
+        limit ${list.fetch}`
+      return list.page(rows, (r) => r.id, renderVersion)
     }, {
       access: QUESTION_SET_READ,
       params: QuestionSetParams,
-      detail: { summary: 'List the versions of a question set, newest first', tags: ['Question sets'], responses: responses({ 200: PageOf(QuestionSetVersion) }, [...PATH_PROBLEMS, ...LIST_PROBLEMS]) },
+      detail: withQuery(VersionListQuery, { summary: 'List the versions of a question set, newest first', tags: ['Question sets'], responses: responses({ 200: PageOf(QuestionSetVersion) }, [...PATH_PROBLEMS, ...LIST_PROBLEMS]) }),
     })
     .get('/v1/question-sets/:questionSetId/versions/:versionId', async ({ principal, params, set }) => {
       const row = await findVersion(sql, tenantOf(principal), params.questionSetId, params.versionId)

@@ -6,7 +6,7 @@ import type { AppDeps } from '../deps'
 import type { Tx } from '../db/connect'
 import { accessControl, ANY_ROLE, CASE_WRITERS, tenantOf } from '../auth/access'
 import { problems } from '../http/problem'
-import { documentQuery, readQuery } from '../http/query'
+import { readQuery, withQuery } from '../http/query'
 import { idempotencyKeyOf, runIdempotent, replyWith } from '../http/idempotency'
 import { ScenarioParams, PageOf } from '../../schemas/common'
 import { Scenario, ScenarioCreate, ScenarioListQuery } from '../../schemas/scenario'
@@ -51,7 +51,6 @@ export async function findScenario(sql: Tx, tenantId: string, scenarioId: string
 /** Scenario routes. */
 export function scenarioRoutes(deps: AppDeps) {
   const { sql, cursors } = deps
-  documentQuery('GET', '/v1/scenarios', ScenarioListQuery)
 
   return new Elysia({ name: 'scenarios' })
     .use(accessControl(deps.authenticate))
@@ -81,21 +80,19 @@ export function scenarioRoutes(deps: AppDeps) {
     .get('/v1/scenarios', async ({ principal, query }) => {
       const tenantId = tenantOf(principal)
       const q = readQuery(ScenarioListQuery, query)
-      const limit = q.limit ?? 50
-      const scope = cursorScope(tenantId, `scenarios|${q.external_ref ?? ''}`)
-      const after = q.cursor !== undefined ? cursors.decode(q.cursor, scope) : null
+      const list = cursors.open(q, cursorScope(tenantId, `scenarios|${q.external_ref ?? ''}`))
       const rows = await sql<ScenarioRow[]>`
         select id, name, external_ref, status, vertical, created_at, updated_at
         from scenarios
         where tenant_id = ${tenantId}
-          ${after !== null ? sql`and id < ${after}` : sql``}
+          ${list.after !== null ? sql`and id < ${list.after}` : sql``}
           ${q.external_ref !== undefined ? sql`and external_ref = ${q.external_ref}` : sql``}
         order by id desc
-        limit ${limit + 1}`
-      return cursors.page(rows, limit, scope, (r) => r.id, renderScenario)
+        limit ${list.fetch}`
+      return list.page(rows, (r) => r.id, renderScenario)
     }, {
       access: { roles: ANY_ROLE, scopes: ['scenarios:read', 'scenarios:write'], breakGlass: true },
-      detail: { summary: 'List cases, newest first', tags: ['Scenarios'], responses: responses({ 200: PageOf(Scenario) }, LIST_PROBLEMS) },
+      detail: withQuery(ScenarioListQuery, { summary: 'List cases, newest first', tags: ['Scenarios'], responses: responses({ 200: PageOf(Scenario) }, LIST_PROBLEMS) }),
     })
     .get('/v1/scenarios/:scenarioId', async ({ principal, params }) => {
       const row = await findScenario(sql, tenantOf(principal), params.scenarioId)

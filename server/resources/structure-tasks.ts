@@ -7,7 +7,7 @@ import { Elysia } from 'elysia'
 import type { AppDeps } from '../deps'
 import { accessControl, tenantOf } from '../auth/access'
 import { problems } from '../http/problem'
-import { documentQuery, readQuery } from '../http/query'
+import { readQuery } from '../http/query'
 import { idempotencyKeyOf, runIdempotent, replyWith } from '../http/idempotency'
 import { consumeRate, RATE_PROBLEMS } from '../http/rate-limit'
 import { BODY_PROBLEMS, LIST_PROBLEMS, PATH_PROBLEMS, responses } from '../http/docs'
@@ -25,7 +25,6 @@ const TAGS = ['Structure tasks']
 /** Structure-task routes. */
 export function structureTaskRoutes(deps: AppDeps) {
   const { sql, cursors } = deps
-  documentQuery('GET', '/v1/question-sets/{questionSetId}/versions/{versionId}/structure-tasks', RunListQuery)
   return new Elysia({ name: 'structure-tasks' })
     .use(accessControl(deps.authenticate))
     .post('/v1/question-sets/:questionSetId/versions/:versionId/structure-tasks', async ({ principal, params, body, request, path, set }) => {
@@ -55,17 +54,16 @@ export function structureTaskRoutes(deps: AppDeps) {
         responses: responses({ 202: StructureTask }, [...PATH_PROBLEMS, ...BODY_PROBLEMS, ...RATE_PROBLEMS, 'idempotency_conflict', 'conflict']),
       },
     })
+    // No withQuery: the frozen OpenAPI document has never listed this query (registered under a {param} path).
     .get('/v1/question-sets/:questionSetId/versions/:versionId/structure-tasks', async ({ principal, params, query }) => {
       const tenantId = tenantOf(principal)
       const q = readQuery(RunListQuery, query)
       if (!(await findVersion(sql, tenantId, params.questionSetId, params.versionId))) throw problems.notFound('version')
-      const limit = q.limit ?? 50
-      const scope = cursorScope(tenantId, `structure-tasks|${params.versionId}`)
-      const after = q.cursor !== undefined ? cursors.decode(q.cursor, scope) : null
+      const list = cursors.open(q, cursorScope(tenantId, `structure-tasks|${params.versionId}`))
       const rows = await sql<StructureTaskRow[]>`
         select * from structure_tasks where tenant_id = ${tenantId} and version_id = ${params.versionId}
-        ${after !== null ? sql`and id < ${after}` : sql``} order by id desc limit ${limit + 1}`
-      return cursors.page(rows, limit, scope, (r) => r.id, renderStructureTask)
+        ${list.after !== null ? sql`and id < ${list.after}` : sql``} order by id desc limit ${list.fetch}`
+      return list.page(rows, (r) => r.id, renderStructureTask)
     }, {
       access: QUESTION_SET_READ,
       params: VersionParams,

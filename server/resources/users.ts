@@ -8,7 +8,7 @@ import type { Tx } from '../db/connect'
 import { problems } from '../http/problem'
 import { ROLES, type Role } from '../auth/principal'
 import { accessControl, ANY_ROLE, tenantOf } from '../auth/access'
-import { documentQuery, readQuery } from '../http/query'
+import { readQuery, withQuery } from '../http/query'
 import { BODY_PROBLEMS, LIST_PROBLEMS, PATH_PROBLEMS, responses } from '../http/docs'
 import { cursorScope } from '../http/pagination'
 import { PageOf } from '../../schemas/common'
@@ -101,26 +101,23 @@ export async function updateMember(tx: Tx, tenantId: string, userId: string, cha
 /** GET /v1/users, GET /v1/users/{userId}, PATCH /v1/users/{userId}. */
 export function userRoutes(deps: AppDeps) {
   const { sql, cursors } = deps
-  documentQuery('GET', '/v1/users', UserListQuery)
   return new Elysia({ name: 'users' })
     .use(accessControl(deps.authenticate))
     .get('/v1/users', async ({ principal, query }) => {
       const tenantId = tenantOf(principal)
       const q = readQuery(UserListQuery, query)
-      const limit = q.limit ?? 50
-      const scope = cursorScope(tenantId, `users|${q.status ?? ''}`)
-      const after = q.cursor !== undefined ? cursors.decode(q.cursor, scope) : null
+      const list = cursors.open(q, cursorScope(tenantId, `users|${q.status ?? ''}`))
       const rows = await sql<UserRow[]>`
         select ${USER_COLUMNS(sql)} from users
         where tenant_id = ${tenantId}
-          ${after !== null ? sql`and id < ${after}` : sql``}
+          ${list.after !== null ? sql`and id < ${list.after}` : sql``}
           ${q.status !== undefined ? sql`and status = ${q.status}` : sql``}
         order by id desc
-        limit ${limit + 1}`
-      return cursors.page(rows, limit, scope, (r) => r.id, renderUser)
+        limit ${list.fetch}`
+      return list.page(rows, (r) => r.id, renderUser)
     }, {
       access: { roles: ANY_ROLE, humanOnly: true },
-      detail: { summary: 'The user roster (human-only)', tags: ['Users'], responses: responses({ 200: PageOf(User) }, LIST_PROBLEMS) },
+      detail: withQuery(UserListQuery, { summary: 'The user roster (human-only)', tags: ['Users'], responses: responses({ 200: PageOf(User) }, LIST_PROBLEMS) }),
     })
     .get('/v1/users/:userId', async ({ principal, params }) => {
       const row = await findUser(sql, tenantOf(principal), params.userId)
