@@ -9,7 +9,7 @@
 import Big from 'big.js'
 import type { Tx } from '../db/connect'
 import { problems } from '../http/problem'
-import { appendAudit, type AuditActor } from '../resources/audit'
+import { appendAudit, type AuditActor } from '../workspaces/audit-store'
 import { DECIMAL, isCurrency, isMeter, microOf, minorUnits, METERS, type Meter } from './meters'
 
 /** One graduated tier: billable units up to `up_to` (cumulative; null: the rest) at `unit_price`. */

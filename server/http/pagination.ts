@@ -11,11 +11,14 @@ import { DEFAULT_PAGE_LIMIT } from '../../schemas/common'
 /** The page object of the spec. */
 export interface Page<T> { items: T[]; next_cursor: string | null }
 
+/** The rows a store reads for one page: after a keyset position, at most `fetch` rows (limit + 1). */
+export interface PageWindow { readonly after: string | null; readonly fetch: number }
+
 /**
  * One request of a list route, opened by `Cursors.open`: the page size, the keyset position its
  * cursor continues after, and the page built from the rows fetched.
  */
-export interface ListRequest {
+export interface ListRequest extends PageWindow {
   /** The page size: the query's `limit`, or the default. */
   readonly limit: number
   /** How many rows to fetch: one more than `limit`, the extra one only says another page exists. */

@@ -14,7 +14,7 @@ import { idempotencyKeyOf, runIdempotent, replyWith } from '../http/idempotency'
 import { BODY_PROBLEMS, LIST_PROBLEMS, PATH_PROBLEMS, responses } from '../http/docs'
 import { cursorScope } from '../http/pagination'
 import { subscribeInline } from '../notifications/inline'
-import { actorOf } from './audit'
+import { actorOf } from '../workspaces/audit-store'
 import { PageOf } from '../../schemas/common'
 import {
   Contract, ContractListQuery, ContractParams, Finding, FindingDecision, FindingListQuery, FindingParams, RatedUsage,

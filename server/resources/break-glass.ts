@@ -22,8 +22,8 @@ import { TenantParams } from '../../schemas/user'
 import {
   BreakGlassCreate, BreakGlassDecision, BreakGlassListQuery, BreakGlassParams, BreakGlassRequest, TenantBreakGlassParams,
 } from '../../schemas/break-glass'
-import { actorOf, appendAudit, type AuditActor } from './audit'
-import { findTenant } from './tenants'
+import { actorOf, appendAudit, type AuditActor } from '../workspaces/audit-store'
+import { findTenant } from '../workspaces/tenants-store'
 import { readTenantSettings } from './tenant-settings'
 
 /** A row of `break_glass_requests`. */

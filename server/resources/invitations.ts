@@ -18,9 +18,9 @@ import { BODY_PROBLEMS, LIST_PROBLEMS, PATH_PROBLEMS, responses } from '../http/
 import { cursorScope } from '../http/pagination'
 import { PageOf } from '../../schemas/common'
 import { Invitation, InvitationAccept, InvitationAccepted, InvitationCreate, InvitationListQuery, InvitationParams, TenantParams } from '../../schemas/user'
-import { findTenant, renderTenant, type TenantRow } from './tenants'
-import { addMember, isEmail, renderUser } from './users'
-import { actorOf, appendAudit } from './audit'
+import { findTenant, renderTenant, type TenantRow } from '../workspaces/tenants-store'
+import { addMember, isEmail, renderUser } from '../workspaces/users-store'
+import { actorOf, appendAudit } from '../workspaces/audit-store'
 import { formatInZone, workspaceTimeZone } from '../local-time'
 
 /** How long an invitation can be accepted. */

@@ -11,7 +11,7 @@ import { accessControl, ANY_ROLE, tenantOf } from '../auth/access'
 import { problems, type FieldError } from '../http/problem'
 import { BODY_PROBLEMS, responses } from '../http/docs'
 import { TenantSettings, TenantSettingsInput } from '../../schemas/tenant-settings'
-import { actorOf, appendAudit } from './audit'
+import { actorOf, appendAudit } from '../workspaces/audit-store'
 import { VERTICAL_KEYS } from './verticals'
 
 /** At most this many allow-listed embed origins (after de-duplication). */
