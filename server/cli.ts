@@ -15,7 +15,7 @@ import { createApiKey } from './workspaces/api-keys-store'
 import { renderTenant } from './workspaces/tenants-store'
 import { setTenantStatus } from './workspaces/tenant-status'
 import { verifyAuditChain } from './workspaces/audit-store'
-import { raiseBreakGlass, renderBreakGlass, revokeBreakGlass } from './resources/break-glass'
+import { raiseBreakGlass, renderBreakGlass, revokeBreakGlass } from './workspaces/break-glass-store'
 import { BUDGET_COMMANDS, BUDGET_USAGE } from './authoring/budget-admin'
 import { BILLING_COMMANDS, BILLING_USAGE } from './billing/cli'
 

@@ -22,7 +22,8 @@ import {
   VersionListQuery, VersionParams, VersionWrite,
 } from '../../schemas/question-set'
 import { VERTICAL_KEYS } from './verticals'
-import { verticalForNew, verticalRule } from './tenant-settings'
+import { verticalForNew } from '../workspaces/settings-store'
+import { verticalRule } from './tenant-settings'
 import {
   findQuestionSet, findVersion, ifMatchHolds, renderQuestionSet, renderVersion, selectQuestionSets, versionEtag,
   type QuestionSetRow, type VersionRow,
