@@ -16,7 +16,7 @@ import { appendCaseEvent } from '../events'
 import { actorOf, appendAudit } from '../workspaces/audit-store'
 import { PageOf, ScenarioParams } from '../../schemas/common'
 import { Answer, DecisionReviewRequest, DecisionSchema, Evidence, ResultQuery } from '../../schemas/evaluation'
-import { findScenario } from './scenarios'
+import { findScenario } from '../scenarios/store'
 import { findDecision, findEvaluation, latestSucceeded, listAnswers, listEvidence, renderAnswer, renderEvidence, type EvaluationRow } from '../evaluation/store'
 import { insertReview, latestReview, renderDecision } from '../evaluation/reviews'
 

@@ -16,7 +16,7 @@ import { BODY_PROBLEMS, LIST_PROBLEMS, PATH_PROBLEMS, responses } from '../http/
 import { cursorScope } from '../http/pagination'
 import { ScenarioParams, PageOf } from '../../schemas/common'
 import { Block, BlockListQuery, Document, DocumentComplete, DocumentCreate, DocumentCreated, DocumentListQuery, DocumentParams } from '../../schemas/document'
-import { findScenario } from './scenarios'
+import { findScenario } from '../scenarios/store'
 import { essenceOf, findFileType } from '../documents/registry'
 import { tooLarge, verifyStoredBytes } from '../documents/intake'
 import { enqueueIngestion, DOCUMENT_INGESTION } from '../documents/ingestion'

@@ -12,7 +12,7 @@ import { BODY_PROBLEMS, LIST_PROBLEMS, PATH_PROBLEMS, responses } from '../http/
 import { cursorScope } from '../http/pagination'
 import { PageOf, ScenarioParams } from '../../schemas/common'
 import { Supersession, SupersessionDecision, SupersessionListQuery, SupersessionParams } from '../../schemas/authoring'
-import { findScenario } from './scenarios'
+import { findScenario } from '../scenarios/store'
 import { decideSupersession, renderSupersession, type SupersessionRow } from '../authoring/supersessions'
 
 const TAGS = ['Supersessions']
