@@ -20,7 +20,7 @@ import { DiffRun, DiffRunCreate, RunListQuery, RunParams } from '../../schemas/a
 import { findQuestionSet, findVersion } from '../question-sets/store'
 import { QUESTION_SET_READ, QUESTION_SET_WRITE } from './question-sets'
 import { findGuideline } from '../authoring/guidelines'
-import { DIFF_RUN, diffRunPath, enqueueDiffRun, findDiffRun, renderDiffRun, type DiffRunRow } from '../authoring/diff-run'
+import { DIFF_RUN, diffRunPath, enqueueDiffRun, findDiffRun, insertDiffRun, listDiffRuns, renderDiffRun } from '../authoring/diff-run'
 
 const TAGS = ['Diff runs']
 const processed = (s?: string) => s === 'ready' || s === 'ready_degraded'
@@ -43,12 +43,11 @@ export function diffRunRoutes(deps: AppDeps) {
         await consumeRate(deps, tenantId, 'run', tx)
         const id = Bun.randomUUIDv7()
         await subscribeInline(tx, principal, { tenantId, taskKind: DIFF_RUN, taskId: id, items: body.notifications })
-        const [row] = await tx<DiffRunRow[]>`
-          insert into diff_runs (tenant_id, id, question_set_id, guideline_id, previous_guideline_id, base_version_id)
-          values (${tenantId}, ${id}, ${params.questionSetId}, ${guideline.id}, ${guideline.replaces_guideline_id}, ${body.base_version_id})
-          returning *`
+        const row = await insertDiffRun(tx, tenantId, {
+          id, questionSetId: params.questionSetId, guidelineId: guideline.id, previousGuidelineId: guideline.replaces_guideline_id, baseVersionId: body.base_version_id,
+        })
         await enqueueDiffRun(tx, tenantId, id)
-        return { status: 202, body: renderDiffRun(row!), location: diffRunPath(params.questionSetId, id) }
+        return { status: 202, body: renderDiffRun(row), location: diffRunPath(params.questionSetId, id) }
       })
       return replyWith(set, result) as ReturnType<typeof renderDiffRun>
     }, {
@@ -67,10 +66,7 @@ export function diffRunRoutes(deps: AppDeps) {
       const q = readQuery(RunListQuery, query)
       if (!(await findQuestionSet(sql, tenantId, params.questionSetId))) throw problems.notFound('question set')
       const list = cursors.open(q, cursorScope(tenantId, `diff-runs|${params.questionSetId}`))
-      const rows = await sql<DiffRunRow[]>`
-        select * from diff_runs where tenant_id = ${tenantId} and question_set_id = ${params.questionSetId}
-        ${list.after !== null ? sql`and id < ${list.after}` : sql``} order by id desc limit ${list.fetch}`
-      return list.page(rows, (r) => r.id, renderDiffRun)
+      return list.page(await listDiffRuns(sql, tenantId, params.questionSetId, list), (r) => r.id, renderDiffRun)
     }, {
       access: QUESTION_SET_READ,
       params: QuestionSetParams,

@@ -22,7 +22,7 @@ import { versionPath } from '../question-sets/publish'
 import { QUESTION_SET_READ, QUESTION_SET_WRITE } from './question-sets'
 import { findGuideline } from '../authoring/guidelines'
 import { budgetExceeded, budgetReached } from '../authoring/budgets'
-import { findRun, renderRun, runPath, setRunStatus, type RunRow } from '../authoring/generation-store'
+import { findRun, insertRun, listRuns, renderRun, runPath, setRunStatus } from '../authoring/generation-store'
 import { endRun, enqueueGeneration, GENERATION_RUN } from '../authoring/generation-run'
 import { acceptDrafts } from '../authoring/accept'
 
@@ -50,12 +50,9 @@ export function generationRunRoutes(deps: AppDeps) {
         await consumeRate(deps, tenantId, 'run', tx)
         const id = Bun.randomUUIDv7()
         await subscribeInline(tx, principal, { tenantId, taskKind: GENERATION_RUN, taskId: id, items: body.notifications })
-        const [row] = await tx<RunRow[]>`
-          insert into generation_runs (tenant_id, id, question_set_id, guideline_ids, generator)
-          values (${tenantId}, ${id}, ${params.questionSetId}, ${ids}::uuid[], ${generator})
-          returning *`
+        const row = await insertRun(tx, tenantId, { id, questionSetId: params.questionSetId, guidelineIds: ids, generator })
         await enqueueGeneration(tx, tenantId, id)
-        return { status: 202, body: await renderRun(tx, row!), location: runPath(params.questionSetId, id) }
+        return { status: 202, body: await renderRun(tx, row), location: runPath(params.questionSetId, id) }
       })
       return replyWith(set, result) as Record<string, unknown>
     }, {
@@ -74,11 +71,7 @@ export function generationRunRoutes(deps: AppDeps) {
       const q = readQuery(RunListQuery, query)
       if (!(await findQuestionSet(sql, tenantId, params.questionSetId))) throw problems.notFound('question set')
       const list = cursors.open(q, cursorScope(tenantId, `generation-runs|${params.questionSetId}`))
-      const rows = await sql<RunRow[]>`
-        select * from generation_runs
-        where tenant_id = ${tenantId} and question_set_id = ${params.questionSetId} ${list.after !== null ? sql`and id < ${list.after}` : sql``}
-        order by id desc limit ${list.fetch}`
-      const page = list.page(rows, (r) => r.id, (r) => r)
+      const page = list.page(await listRuns(sql, tenantId, params.questionSetId, list), (r) => r.id, (r) => r)
       return { items: await Promise.all(page.items.map((r) => renderRun(sql, r))), next_cursor: page.next_cursor }
     }, {
       access: QUESTION_SET_READ,

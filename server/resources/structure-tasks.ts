@@ -18,7 +18,9 @@ import { VersionParams } from '../../schemas/question-set'
 import { RunListQuery, StructureTask, StructureTaskCreate, StructureTaskParams } from '../../schemas/authoring'
 import { findVersion } from '../question-sets/store'
 import { QUESTION_SET_READ, QUESTION_SET_WRITE } from './question-sets'
-import { enqueueStructureTask, findStructureTask, renderStructureTask, STRUCTURE_TASK, structureTaskPath, type StructureTaskRow } from '../authoring/structure'
+import {
+  enqueueStructureTask, findStructureTask, insertStructureTask, listStructureTasks, renderStructureTask, STRUCTURE_TASK, structureTaskPath,
+} from '../authoring/structure'
 
 const TAGS = ['Structure tasks']
 
@@ -36,12 +38,9 @@ export function structureTaskRoutes(deps: AppDeps) {
         await consumeRate(deps, tenantId, 'unit', tx)
         const id = Bun.randomUUIDv7()
         await subscribeInline(tx, principal, { tenantId, taskKind: STRUCTURE_TASK, taskId: id, items: body.notifications })
-        const [row] = await tx<StructureTaskRow[]>`
-          insert into structure_tasks (tenant_id, id, question_set_id, version_id, question_key)
-          values (${tenantId}, ${id}, ${params.questionSetId}, ${params.versionId}, ${body.question_key})
-          returning *`
+        const row = await insertStructureTask(tx, tenantId, { id, questionSetId: params.questionSetId, versionId: params.versionId, questionKey: body.question_key })
         await enqueueStructureTask(tx, tenantId, id)
-        return { status: 202, body: renderStructureTask(row!), location: structureTaskPath(row!) }
+        return { status: 202, body: renderStructureTask(row), location: structureTaskPath(row) }
       })
       return replyWith(set, result) as ReturnType<typeof renderStructureTask>
     }, {
@@ -60,10 +59,7 @@ export function structureTaskRoutes(deps: AppDeps) {
       const q = readQuery(RunListQuery, query)
       if (!(await findVersion(sql, tenantId, params.questionSetId, params.versionId))) throw problems.notFound('version')
       const list = cursors.open(q, cursorScope(tenantId, `structure-tasks|${params.versionId}`))
-      const rows = await sql<StructureTaskRow[]>`
-        select * from structure_tasks where tenant_id = ${tenantId} and version_id = ${params.versionId}
-        ${list.after !== null ? sql`and id < ${list.after}` : sql``} order by id desc limit ${list.fetch}`
-      return list.page(rows, (r) => r.id, renderStructureTask)
+      return list.page(await listStructureTasks(sql, tenantId, params.versionId, list), (r) => r.id, renderStructureTask)
     }, {
       access: QUESTION_SET_READ,
       params: VersionParams,
