@@ -151,3 +151,11 @@ export async function decideBreakGlass(
     return row!
   })
 }
+
+/** Every request of a workspace, newest first, optionally of one status (`svc break-glass list`). */
+export async function allBreakGlassRequests(sql: Tx, tenantId: string, status: BreakGlassRow['status'] | undefined): Promise<BreakGlassRow[]> {
+  return sql<BreakGlassRow[]>`
+    select * from break_glass_requests
+    where tenant_id = ${tenantId} ${status ? sql`and status = ${status}` : sql``}
+    order by id desc`
+}

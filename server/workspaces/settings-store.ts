@@ -63,3 +63,9 @@ export async function writeTenantSettings(tx: Tx, tenantId: string, next: Settin
     returning embed_allowed_origins, time_zone, notification_retention_days, break_glass_require_tenant_approval, vertical`
   return render(row)
 }
+
+/** The time zone a workspace saved, or null when it has none (callers pick their default). */
+export async function storedTimeZone(sql: Tx, tenantId: string): Promise<string | null> {
+  const [row] = await sql<{ time_zone: string | null }[]>`select time_zone from tenant_settings where tenant_id = ${tenantId}`
+  return row?.time_zone ?? null
+}
