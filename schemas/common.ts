@@ -69,6 +69,6 @@ export const pageQuery = { limit: limitField(), cursor: cursorField() }
 
 /** A list query of the page part alone, with descriptions (as the deliveries list documents it). */
 export const PageQuery = Type.Object({
-  limit: limitField('Page size, default 50, at most 200.'),
+  limit: limitField(`Page size, default ${DEFAULT_PAGE_LIMIT}, at most 200.`),
   cursor: cursorField('Opaque cursor from the previous page.'),
 })
