@@ -3,7 +3,7 @@
  */
 import { t } from 'elysia'
 import { Type } from '@sinclair/typebox'
-import { Timestamp, Uuid, named, OneOf } from './common'
+import { Timestamp, Uuid, named, OneOf, pageQuery } from './common'
 import { SCOPES } from './access'
 
 const Environment = t.Union([t.Literal('live'), t.Literal('test')])
@@ -36,6 +36,5 @@ export const ApiKeyParams = t.Object({ apiKeyId: Uuid })
 
 /** GET /v1/api-keys query. */
 export const ApiKeyListQuery = Type.Object({
-  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200, default: 50 })),
-  cursor: Type.Optional(Type.String({ maxLength: 512 })),
+  ...pageQuery,
 })

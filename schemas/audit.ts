@@ -3,7 +3,7 @@
  */
 import { t } from 'elysia'
 import { Type } from '@sinclair/typebox'
-import { Timestamp, Uuid, Int, named, OneOf } from './common'
+import { Timestamp, Uuid, Int, named, OneOf, pageQuery } from './common'
 
 /** Who did something: a member, an API key, a platform operator or the operator CLI. */
 export const AuditActor = t.Object({
@@ -26,7 +26,6 @@ export const AuditEvent = named('AuditEvent', t.Object({
 
 /** GET /v1/audit-events query. */
 export const AuditListQuery = Type.Object({
-  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200, default: 50 })),
-  cursor: Type.Optional(Type.String({ maxLength: 512 })),
+  ...pageQuery,
   kind: Type.Optional(Type.String({ minLength: 1, maxLength: 100, description: 'Only entries of this kind' })),
 })

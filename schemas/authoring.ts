@@ -4,15 +4,10 @@
  */
 import { t } from 'elysia'
 import { Type } from '@sinclair/typebox'
-import { Timestamp, Uuid, Int, named, OneOf } from './common'
+import { Timestamp, Uuid, Int, named, OneOf, pageQuery } from './common'
 import { Block, DocumentCreate, PageSummary, UploadInstructions } from './document'
 import { QuestionSchema, Criticality, AnswerTypeSchema } from './question-set'
 import { InlineNotifications } from './notifications'
-
-const page = {
-  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200, default: 50 })),
-  cursor: Type.Optional(Type.String({ maxLength: 512 })),
-}
 
 // ---- question groups and guideline sources ----
 
@@ -33,7 +28,7 @@ export const QuestionGroup = named('QuestionGroup', t.Object({
 }))
 
 /** GET /v1/question-groups query. */
-export const QuestionGroupListQuery = Type.Object(page)
+export const QuestionGroupListQuery = Type.Object({ ...pageQuery })
 
 /** Path parameters naming a question group. */
 export const QuestionGroupParams = t.Object({ groupId: Uuid })
@@ -75,13 +70,13 @@ export const GuidelineCreated = t.Composite([Guideline, t.Object({ upload: Uploa
 export const GuidelineComplete = t.Object({ notifications: InlineNotifications })
 
 /** GET .../guidelines query. */
-export const GuidelineListQuery = Type.Object({ ...page, status: Type.Optional(Type.Union(guidelineStatuses.map((s) => Type.Literal(s)))) })
+export const GuidelineListQuery = Type.Object({ ...pageQuery, status: Type.Optional(Type.Union(guidelineStatuses.map((s) => Type.Literal(s)))) })
 
 /** A block of a guideline (the document block shape, with guideline_id). */
 export const GuidelineBlock = t.Composite([t.Omit(Block, ['document_id']), t.Object({ guideline_id: Uuid })])
 
 /** GET .../blocks query. */
-export const GuidelineBlockListQuery = Type.Object({ ...page, page: Type.Optional(Type.Integer({ minimum: 1 })) })
+export const GuidelineBlockListQuery = Type.Object({ ...pageQuery, page: Type.Optional(Type.Integer({ minimum: 1 })) })
 
 // ---- generation runs ----
 
@@ -146,7 +141,7 @@ export const GenerationRun = named('GenerationRun', t.Object({
 export const RunParams = t.Object({ questionSetId: Uuid, runId: Uuid })
 
 /** GET .../generation-runs query. */
-export const RunListQuery = Type.Object(page)
+export const RunListQuery = Type.Object({ ...pageQuery })
 
 /** POST .../accept body: which drafts to keep, with edits, into a new draft version. */
 export const AcceptRequest = t.Object({
@@ -258,7 +253,7 @@ export const Supersession = named('Supersession', t.Object({
 
 /** GET /v1/scenarios/{id}/supersessions query. */
 export const SupersessionListQuery = Type.Object({
-  ...page,
+  ...pageQuery,
   status: Type.Optional(Type.Union([Type.Literal('pending_review'), Type.Literal('confirmed'), Type.Literal('dismissed')])),
 })
 

@@ -5,13 +5,8 @@
  */
 import { t } from 'elysia'
 import { Type } from '@sinclair/typebox'
-import { Timestamp, Uuid, Int } from './common'
+import { Timestamp, Uuid, Int, pageQuery } from './common'
 import { InlineNotifications } from './notifications'
-
-const page = {
-  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200, default: 50 })),
-  cursor: Type.Optional(Type.String({ maxLength: 512 })),
-}
 
 /** A period: a calendar month `YYYY-MM` in the workspace's time zone. */
 export const Period = t.String({ pattern: '^\\d{4}-(0[1-9]|1[0-2])$', description: 'A calendar month YYYY-MM (in the workspace time_zone).' })
@@ -75,7 +70,7 @@ export const ContractParams = t.Object({ contractId: Uuid })
 export const TenantContractParams = t.Object({ tenantId: Uuid, contractId: Uuid })
 
 /** GET /v1/billing/contracts query. */
-export const ContractListQuery = Type.Object({ ...page })
+export const ContractListQuery = Type.Object({ ...pageQuery })
 
 /** GET /v1/billing/usage query. */
 export const UsageQuery = Type.Object({ period: PeriodType })
@@ -165,7 +160,7 @@ export const ReconciliationStarted = t.Composite([Reconciliation, t.Object({
 /** Path parameters naming a reconciliation. */
 export const ReconciliationParams = t.Object({ reconciliationId: Uuid })
 /** GET /v1/billing/reconciliations query. */
-export const ReconciliationListQuery = Type.Object({ ...page })
+export const ReconciliationListQuery = Type.Object({ ...pageQuery })
 
 /** The finding kinds. */
 export const FindingKind = t.Union([
@@ -197,7 +192,7 @@ export const Finding = t.Object({
 
 /** GET /v1/billing/reconciliation-findings query. */
 export const FindingListQuery = Type.Object({
-  ...page,
+  ...pageQuery,
   status: Type.Optional(Type.Union([Type.Literal('open'), Type.Literal('acknowledged'), Type.Literal('resolved')])),
   period: Type.Optional(PeriodType),
   kind: Type.Optional(Type.Union([

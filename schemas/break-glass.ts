@@ -5,7 +5,7 @@
  */
 import { t } from 'elysia'
 import { Type } from '@sinclair/typebox'
-import { Timestamp, Uuid, Int, named } from './common'
+import { Timestamp, Uuid, Int, named, pageQuery } from './common'
 
 const Status = t.Union([t.Literal('requested'), t.Literal('approved'), t.Literal('denied'), t.Literal('revoked')])
 
@@ -46,7 +46,6 @@ export const TenantBreakGlassParams = t.Object({ tenantId: Uuid, requestId: Uuid
 
 /** List query: `status` filters (e.g. requested). */
 export const BreakGlassListQuery = Type.Object({
-  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200, default: 50 })),
-  cursor: Type.Optional(Type.String({ maxLength: 512 })),
+  ...pageQuery,
   status: Type.Optional(Type.Union([Type.Literal('requested'), Type.Literal('approved'), Type.Literal('denied'), Type.Literal('revoked')])),
 })

@@ -52,3 +52,23 @@ export const Problem = Type.Object({
 /** The spec's page of results around an item schema. */
 export const PageOf = <T extends TSchema>(item: T) =>
   t.Object({ items: t.Array(item), next_cursor: t.Union([t.String(), t.Null()]) })
+
+/** The page size of a list whose query names none (the spec's default). */
+export const DEFAULT_PAGE_LIMIT = 50
+
+const limitField = (description?: string) =>
+  Type.Optional(Type.Integer({ minimum: 1, maximum: 200, default: DEFAULT_PAGE_LIMIT, ...(description ? { description } : {}) }))
+const cursorField = (description?: string) =>
+  Type.Optional(Type.String({ maxLength: 512, ...(description ? { description } : {}) }))
+
+/**
+ * The page part of every list query, `limit` (1-200, default 50) and `cursor`: spread first into
+ * each list's query schema (`Type.Object({ ...pageQuery, status })`), so it is written once.
+ */
+export const pageQuery = { limit: limitField(), cursor: cursorField() }
+
+/** A list query of the page part alone, with descriptions (as the deliveries list documents it). */
+export const PageQuery = Type.Object({
+  limit: limitField(`Page size, default ${DEFAULT_PAGE_LIMIT}, at most 200.`),
+  cursor: cursorField('Opaque cursor from the previous page.'),
+})

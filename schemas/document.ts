@@ -3,7 +3,7 @@
  */
 import { t } from 'elysia'
 import { Type } from '@sinclair/typebox'
-import { Timestamp, Uuid, Int, named } from './common'
+import { Timestamp, Uuid, Int, named, pageQuery } from './common'
 import { InlineNotifications } from './notifications'
 
 /** Path parameters naming a document of a case. */
@@ -82,15 +82,13 @@ export const Block = named('Block', t.Object({
 
 /** GET .../documents query. */
 export const DocumentListQuery = Type.Object({
-  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200, default: 50 })),
-  cursor: Type.Optional(Type.String({ maxLength: 512 })),
+  ...pageQuery,
   status: Type.Optional(Type.Union(statuses.map((s) => Type.Literal(s)))),
 })
 
 /** GET .../blocks query. */
 export const BlockListQuery = Type.Object({
-  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200, default: 50 })),
-  cursor: Type.Optional(Type.String({ maxLength: 512 })),
+  ...pageQuery,
   page: Type.Optional(Type.Integer({ minimum: 1, description: 'Only the blocks of this page.' })),
 })
 

@@ -4,7 +4,7 @@
  */
 import { t } from 'elysia'
 import { Type } from '@sinclair/typebox'
-import { Timestamp, Uuid, Int, OneOf, named } from './common'
+import { Timestamp, Uuid, Int, OneOf, named, pageQuery } from './common'
 import { InlineNotifications } from './notifications'
 import { AnswerTypeSchema, Criticality } from './question-set'
 
@@ -119,8 +119,7 @@ export const ResultQuery = Type.Object({
 
 /** GET /v1/scenarios/{id}/evaluations query. */
 export const EvaluationListQuery = Type.Object({
-  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200, default: 50 })),
-  cursor: Type.Optional(Type.String({ maxLength: 512 })),
+  ...pageQuery,
 })
 
 /** Path parameters naming an evaluation of a case. */

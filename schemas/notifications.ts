@@ -4,7 +4,7 @@
  */
 import { t, type Static } from 'elysia'
 import { Type } from '@sinclair/typebox'
-import { Timestamp, Uuid, Int, OneOf, named } from './common'
+import { Timestamp, Uuid, Int, OneOf, named, pageQuery } from './common'
 
 /** The task kinds of the spec (the list grows; receivers ignore unknown kinds). */
 export const TASK_KINDS = [
@@ -72,8 +72,7 @@ export const Subscription = named('Subscription', t.Object({
 
 /** GET /v1/task-notification-subscriptions query: the page query plus optional task filters. */
 export const SubscriptionListQuery = Type.Object({
-  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200, default: 50 })),
-  cursor: Type.Optional(Type.String({ maxLength: 512 })),
+  ...pageQuery,
   task_kind: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
   task_id: Type.Optional(Type.String({ format: 'uuid' })),
 })

@@ -3,7 +3,7 @@
  */
 import { t, type Static } from 'elysia'
 import { Type } from '@sinclair/typebox'
-import { Timestamp, Uuid, Int, OneOf, named } from './common'
+import { Timestamp, Uuid, Int, OneOf, named, pageQuery } from './common'
 import { InlineNotifications } from './notifications'
 
 /** The question criticalities. */
@@ -88,15 +88,13 @@ export const QuestionSetVersion = named('QuestionSetVersion', t.Object({
 
 /** GET /v1/question-sets query. */
 export const QuestionSetListQuery = Type.Object({
-  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200, default: 50 })),
-  cursor: Type.Optional(Type.String({ maxLength: 512 })),
+  ...pageQuery,
   vertical: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: 'Only sets bound to this vertical' })),
 })
 
 /** GET .../versions query. */
 export const VersionListQuery = Type.Object({
-  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200, default: 50 })),
-  cursor: Type.Optional(Type.String({ maxLength: 512 })),
+  ...pageQuery,
   status: Type.Optional(Type.Union([Type.Literal('draft'), Type.Literal('publishing'), Type.Literal('published'), Type.Literal('failed')])),
 })
 

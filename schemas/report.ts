@@ -3,7 +3,7 @@
  */
 import { t } from 'elysia'
 import { Type } from '@sinclair/typebox'
-import { Timestamp, Uuid, Int, OneOf, named } from './common'
+import { Timestamp, Uuid, Int, OneOf, named, pageQuery } from './common'
 import { InlineNotifications } from './notifications'
 
 /** POST /v1/scenarios/{id}/reports body (optional). */
@@ -30,8 +30,7 @@ export const Report = named('Report', t.Object({
 
 /** GET /v1/scenarios/{id}/reports query. */
 export const ReportListQuery = Type.Object({
-  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200, default: 50 })),
-  cursor: Type.Optional(Type.String({ maxLength: 512 })),
+  ...pageQuery,
 })
 
 /** Path parameters naming a report of a case. */

@@ -3,7 +3,7 @@
  */
 import { t } from 'elysia'
 import { Type } from '@sinclair/typebox'
-import { Timestamp, Uuid, named } from './common'
+import { Timestamp, Uuid, named, pageQuery } from './common'
 
 /** POST /v1/scenarios body. */
 export const ScenarioCreate = t.Object({
@@ -28,7 +28,6 @@ export const Scenario = named('Scenario', t.Object({
 
 /** GET /v1/scenarios query: the page query plus an exact external_ref filter. */
 export const ScenarioListQuery = Type.Object({
-  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200, default: 50 })),
-  cursor: Type.Optional(Type.String({ maxLength: 512 })),
+  ...pageQuery,
   external_ref: Type.Optional(Type.String({ minLength: 1, maxLength: 255 })),
 })

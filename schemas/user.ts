@@ -3,7 +3,7 @@
  */
 import { t } from 'elysia'
 import { Type } from '@sinclair/typebox'
-import { Timestamp, Uuid, named } from './common'
+import { Timestamp, Uuid, named, pageQuery } from './common'
 import { Tenant } from './tenant'
 
 const Role = t.Union([t.Literal('admin'), t.Literal('reviewer'), t.Literal('underwriter'), t.Literal('viewer')])
@@ -29,8 +29,7 @@ export const UserUpdate = t.Object({
 
 /** GET /v1/users query. */
 export const UserListQuery = Type.Object({
-  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200, default: 50 })),
-  cursor: Type.Optional(Type.String({ maxLength: 512 })),
+  ...pageQuery,
   status: Type.Optional(Type.Union([Type.Literal('active'), Type.Literal('deactivated')])),
 })
 
@@ -59,8 +58,7 @@ export const InvitationParams = t.Object({ tenantId: Uuid, invitationId: Uuid })
 
 /** GET /v1/tenants/{tenantId}/invitations query. */
 export const InvitationListQuery = Type.Object({
-  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200, default: 50 })),
-  cursor: Type.Optional(Type.String({ maxLength: 512 })),
+  ...pageQuery,
   status: Type.Optional(Type.Union([Type.Literal('pending'), Type.Literal('accepted'), Type.Literal('revoked'), Type.Literal('expired')])),
 })
 

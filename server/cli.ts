@@ -9,13 +9,13 @@ import { EmbeddedDatabaseInUse, openDatabase, type Database } from './db/connect
 import { controlSocketPath, forwardToControlSocket } from './control-socket'
 import { migrate } from './db/migrate'
 import { ProblemError } from './http/problem'
-import { createTenant, findTenantBySlug } from './resources/tenants'
-import { addMember, renderUser } from './resources/users'
-import { createApiKey } from './resources/api-keys'
-import { renderTenant } from './resources/tenants'
-import { setTenantStatus } from './resources/tenants'
-import { verifyAuditChain } from './resources/audit'
-import { raiseBreakGlass, renderBreakGlass, revokeBreakGlass } from './resources/break-glass'
+import { createTenant, findTenantBySlug } from './workspaces/tenants-store'
+import { addMember, renderUser } from './workspaces/users-store'
+import { createApiKey } from './workspaces/api-keys-store'
+import { renderTenant } from './workspaces/tenants-store'
+import { setTenantStatus } from './workspaces/tenant-status'
+import { verifyAuditChain } from './workspaces/audit-store'
+import { raiseBreakGlass, renderBreakGlass, revokeBreakGlass, allBreakGlassRequests, type BreakGlassRow } from './workspaces/break-glass-store'
 import { BUDGET_COMMANDS, BUDGET_USAGE } from './authoring/budget-admin'
 import { BILLING_COMMANDS, BILLING_USAGE } from './billing/cli'
 
@@ -89,11 +89,8 @@ const COMMANDS: Record<string, Command> = {
     const { values } = parseArgs({ args, options: { tenant: { type: 'string' }, status: { type: 'string' } } })
     const tenant = await tenantNamed(db, need(values, 'tenant'))
     if (values.status !== undefined && !['requested', 'approved', 'denied', 'revoked'].includes(values.status)) throw new UsageError('--status must be requested, approved, denied or revoked')
-    const rows = await db.sql`
-      select * from break_glass_requests
-      where tenant_id = ${tenant.id} ${values.status ? db.sql`and status = ${values.status}` : db.sql``}
-      order by id desc`
-    return { items: rows.map((r) => renderBreakGlass(r as never)) }
+    const rows = await allBreakGlassRequests(db.sql, tenant.id, (values.status || undefined) as BreakGlassRow['status'] | undefined)
+    return { items: rows.map(renderBreakGlass) }
   },
 
   'break-glass revoke': async (db, args) => {

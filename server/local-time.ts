@@ -4,6 +4,7 @@
  * RFC 3339 UTC. The embed frame formats in the browser with the zone its session exchange returns.
  */
 import type { Tx } from './db/connect'
+import { storedTimeZone } from './workspaces/settings-store'
 
 /** A timestamp in a time zone: "2026-01-31 14:05:09 GMT+01:00 (Europe/Berlin)"; an unknown zone is UTC. */
 export function formatInZone(date: Date, timeZone: string): string {
@@ -19,6 +20,5 @@ export function formatInZone(date: Date, timeZone: string): string {
 
 /** The workspace's time zone for rendering (its setting, UTC when it has none). */
 export async function workspaceTimeZone(sql: Tx, tenantId: string): Promise<string> {
-  const [row] = await sql<{ time_zone: string | null }[]>`select time_zone from tenant_settings where tenant_id = ${tenantId}`
-  return row?.time_zone ?? 'UTC'
+  return (await storedTimeZone(sql, tenantId)) ?? 'UTC'
 }

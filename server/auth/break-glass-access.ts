@@ -12,7 +12,7 @@
  */
 import type { Sql } from '../db/connect'
 import { problems, ProblemError } from '../http/problem'
-import { appendAudit } from '../resources/audit'
+import { appendAudit } from '../workspaces/audit-store'
 import type { Principal } from './principal'
 
 /** One read that break-glass may admit: what is recorded on the audit chain. */

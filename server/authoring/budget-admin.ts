@@ -14,7 +14,7 @@ import { problems } from '../http/problem'
 import { BODY_PROBLEMS, PATH_PROBLEMS, responses } from '../http/docs'
 import { Budget, BudgetWrite } from '../../schemas/authoring'
 import { TenantParams } from '../../schemas/user'
-import { findTenant, findTenantBySlug } from '../resources/tenants'
+import { findTenant, findTenantBySlug } from '../workspaces/tenants-store'
 import { budgetReport, decimalToMicro, setBudget } from './budgets'
 
 /** The budget in micro-units of a request: exactly one of limit_micro and limit (422 otherwise). */

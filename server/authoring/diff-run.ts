@@ -68,6 +68,24 @@ export async function findDiffRun(sql: Tx, tenantId: string, id: string, opts: {
   return row ?? null
 }
 
+/** Inserts a queued diff run of a question set. */
+export async function insertDiffRun(tx: Tx, tenantId: string, input: {
+  id: string; questionSetId: string; guidelineId: string; previousGuidelineId: string | null; baseVersionId: string
+}): Promise<DiffRunRow> {
+  const [row] = await tx<DiffRunRow[]>`
+    insert into diff_runs (tenant_id, id, question_set_id, guideline_id, previous_guideline_id, base_version_id)
+    values (${tenantId}, ${input.id}, ${input.questionSetId}, ${input.guidelineId}, ${input.previousGuidelineId}, ${input.baseVersionId})
+    returning *`
+  return row!
+}
+
+/** One page of a question set's diff runs, newest first (rows of `window`). */
+export async function listDiffRuns(sql: Tx, tenantId: string, questionSetId: string, window: { after: string | null; fetch: number }): Promise<DiffRunRow[]> {
+  return sql<DiffRunRow[]>`
+    select * from diff_runs where tenant_id = ${tenantId} and question_set_id = ${questionSetId}
+    ${window.after !== null ? sql`and id < ${window.after}` : sql``} order by id desc limit ${window.fetch}`
+}
+
 /** Enqueues a diff run's job in the caller's transaction. */
 export const enqueueDiffRun = (tx: Tx, tenantId: string, runId: string) => enqueue(tx, DiffRunJob, { tenantId, payload: { runId } })
 

@@ -45,6 +45,23 @@ export async function findRun(sql: Tx, tenantId: string, runId: string, opts: { 
   return row ?? null
 }
 
+/** Inserts a queued generation run of a question set over its guideline sources. */
+export async function insertRun(tx: Tx, tenantId: string, input: { id: string; questionSetId: string; guidelineIds: string[]; generator: string }): Promise<RunRow> {
+  const [row] = await tx<RunRow[]>`
+    insert into generation_runs (tenant_id, id, question_set_id, guideline_ids, generator)
+    values (${tenantId}, ${input.id}, ${input.questionSetId}, ${input.guidelineIds}::uuid[], ${input.generator})
+    returning *`
+  return row!
+}
+
+/** One page of a question set's generation runs, newest first (rows of `window`). */
+export async function listRuns(sql: Tx, tenantId: string, questionSetId: string, window: { after: string | null; fetch: number }): Promise<RunRow[]> {
+  return sql<RunRow[]>`
+    select * from generation_runs
+    where tenant_id = ${tenantId} and question_set_id = ${questionSetId} ${window.after !== null ? sql`and id < ${window.after}` : sql``}
+    order by id desc limit ${window.fetch}`
+}
+
 /** Fields a status change may set. */
 export interface RunFields {
   pausedReason?: RunRow['paused_reason']

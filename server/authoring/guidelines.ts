@@ -91,6 +91,65 @@ export async function findGroupGuideline(sql: Tx, tenantId: string, groupId: str
   return row && row.question_group_id === groupId ? row : null
 }
 
+/** Inserts a question group. */
+export async function insertGroup(tx: Tx, tenantId: string, input: { id: string; name: string; description: string | null }): Promise<void> {
+  await tx`insert into question_groups (tenant_id, id, name, description) values (${tenantId}, ${input.id}, ${input.name}, ${input.description})`
+}
+
+/** Marks a question group changed now (a guideline source was added to it). */
+export async function touchGroup(tx: Tx, tenantId: string, groupId: string): Promise<void> {
+  await tx`update question_groups set updated_at = now() where tenant_id = ${tenantId} and id = ${groupId}`
+}
+
+/** One page of a workspace's question groups, newest first (rows of `window`). */
+export async function listGroups(sql: Tx, tenantId: string, window: { after: string | null; fetch: number }): Promise<GroupRow[]> {
+  return sql<GroupRow[]>`
+    ${selectGroups(sql)}
+    where g.tenant_id = ${tenantId} ${window.after !== null ? sql`and g.id < ${window.after}` : sql``}
+    order by g.id desc limit ${window.fetch}`
+}
+
+/** Inserts a guideline source awaiting its upload (the route has presigned the upload of `blobKey`). */
+export async function insertGuideline(tx: Tx, tenantId: string, input: {
+  id: string; groupId: string; replacesGuidelineId: string | null; filename: string; contentType: string; sizeBytes: number
+  sha256: string | null; blobKey: string | null
+}): Promise<GuidelineRow> {
+  const [row] = await tx<GuidelineRow[]>`
+    insert into guidelines (tenant_id, id, question_group_id, replaces_guideline_id, filename, content_type, size_bytes, checksum_sha256, blob_key)
+    values (${tenantId}, ${input.id}, ${input.groupId}, ${input.replacesGuidelineId}, ${input.filename}, ${input.contentType}, ${input.sizeBytes}, ${input.sha256}, ${input.blobKey})
+    returning *`
+  return row!
+}
+
+/** Records that the bytes of a guideline still awaiting upload were checked. */
+export async function markGuidelineBytesVerified(sql: Tx, tenantId: string, guidelineId: string): Promise<void> {
+  await sql`
+    update guidelines set bytes_verified = true, uploaded_at = coalesce(uploaded_at, now()), updated_at = now()
+    where tenant_id = ${tenantId} and id = ${guidelineId} and status = 'awaiting_upload'`
+}
+
+/** One page of a group's guideline sources, newest first, optionally of one status (rows of `window`). */
+export async function listGuidelines(sql: Tx, tenantId: string, groupId: string, status: string | undefined, window: { after: string | null; fetch: number }): Promise<GuidelineRow[]> {
+  return sql<GuidelineRow[]>`
+    select * from guidelines
+    where tenant_id = ${tenantId} and question_group_id = ${groupId}
+      ${window.after !== null ? sql`and id < ${window.after}` : sql``}
+      ${status !== undefined ? sql`and status = ${status}` : sql``}
+    order by id desc limit ${window.fetch}`
+}
+
+/** One page of a guideline's blocks in reading order, optionally of one page (rows of `window`, after a position). */
+export async function listGuidelineBlocks(sql: Tx, tenantId: string, guidelineId: string, page: number | undefined, window: { after: string | null; fetch: number }): Promise<GuidelineBlockRow[]> {
+  const after = window.after !== null ? Number(window.after) : null
+  return sql<GuidelineBlockRow[]>`
+    select id, guideline_id, position, page, kind, text, char_start, char_end, source, confidence
+    from guideline_blocks
+    where tenant_id = ${tenantId} and guideline_id = ${guidelineId}
+      ${after !== null ? sql`and position > ${after}` : sql``}
+      ${page !== undefined ? sql`and page = ${page}` : sql``}
+    order by position limit ${window.fetch}`
+}
+
 /** Fields a status change may set: the same as a case document's. */
 export type GuidelineStatusFields = StatusFields
 

@@ -114,6 +114,22 @@ export async function findStructureTask(sql: Tx, tenantId: string, id: string, o
   return row ?? null
 }
 
+/** Inserts a queued structure task for one question of a version. */
+export async function insertStructureTask(tx: Tx, tenantId: string, input: { id: string; questionSetId: string; versionId: string; questionKey: string }): Promise<StructureTaskRow> {
+  const [row] = await tx<StructureTaskRow[]>`
+    insert into structure_tasks (tenant_id, id, question_set_id, version_id, question_key)
+    values (${tenantId}, ${input.id}, ${input.questionSetId}, ${input.versionId}, ${input.questionKey})
+    returning *`
+  return row!
+}
+
+/** One page of a version's structure tasks, newest first (rows of `window`). */
+export async function listStructureTasks(sql: Tx, tenantId: string, versionId: string, window: { after: string | null; fetch: number }): Promise<StructureTaskRow[]> {
+  return sql<StructureTaskRow[]>`
+    select * from structure_tasks where tenant_id = ${tenantId} and version_id = ${versionId}
+    ${window.after !== null ? sql`and id < ${window.after}` : sql``} order by id desc limit ${window.fetch}`
+}
+
 /** Enqueues a structure task's job in the caller's transaction. */
 export const enqueueStructureTask = (tx: Tx, tenantId: string, id: string) => enqueue(tx, StructureTaskJob, { tenantId, payload: { taskId: id } })
 

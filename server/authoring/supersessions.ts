@@ -73,6 +73,22 @@ export function renderSupersession(r: SupersessionRow) {
 export const supersessionEvent = (r: SupersessionRow) =>
   ({ supersession_id: r.id, question_key: r.question_key, reason: r.reason, status: r.status, new_version_id: r.new_version_id })
 
+/** Reads one supersession of a case, or null; `lock` holds its row for update (a decision). */
+export async function findSupersession(sql: Tx, tenantId: string, scenarioId: string, id: string, lock = false): Promise<SupersessionRow | null> {
+  const [row] = await sql<SupersessionRow[]>`
+    select * from supersessions where tenant_id = ${tenantId} and scenario_id = ${scenarioId} and id = ${id}
+    ${lock ? sql`for update` : sql``}`
+  return row ?? null
+}
+
+/** One page of a case's supersessions, newest first, optionally of one status (rows of `window`). */
+export async function listSupersessions(sql: Tx, tenantId: string, scenarioId: string, status: string | undefined, window: { after: string | null; fetch: number }): Promise<SupersessionRow[]> {
+  return sql<SupersessionRow[]>`
+    select * from supersessions where tenant_id = ${tenantId} and scenario_id = ${scenarioId}
+    ${window.after !== null ? sql`and id < ${window.after}` : sql``} ${status !== undefined ? sql`and status = ${status}` : sql``}
+    order by id desc limit ${window.fetch}`
+}
+
 const same = (a: Question, b: Question) =>
   a.text === b.text && a.criticality === b.criticality && a.answer_type === b.answer_type && a.fact_path === b.fact_path && a.accept === b.accept && a.guidance === b.guidance
 

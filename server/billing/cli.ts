@@ -6,7 +6,7 @@
 import { parseArgs } from 'node:util'
 import type { Sql } from '../db/connect'
 import { problems } from '../http/problem'
-import { findTenantBySlug } from '../resources/tenants'
+import { findTenantBySlug } from '../workspaces/tenants-store'
 import { createContract, endContract, listContracts, renderContract, type ContractInput } from './contracts'
 import { currentPeriod } from './rating'
 

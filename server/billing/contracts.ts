@@ -9,7 +9,8 @@
 import Big from 'big.js'
 import type { Tx } from '../db/connect'
 import { problems } from '../http/problem'
-import { appendAudit, type AuditActor } from '../resources/audit'
+import { appendAudit, type AuditActor } from '../workspaces/audit-store'
+import { lockTenant } from '../workspaces/tenants-store'
 import { DECIMAL, isCurrency, isMeter, microOf, minorUnits, METERS, type Meter } from './meters'
 
 /** One graduated tier: billable units up to `up_to` (cumulative; null: the rest) at `unit_price`. */
@@ -174,7 +175,7 @@ export async function createContract(tx: Tx, tenantId: string, input: ContractIn
   }
   const prices = validatePrices(input.prices)
   // Concurrent creates of one workspace queue here, so the overlap check sees every committed contract.
-  await tx`select 1 from tenants where id = ${tenantId} for no key update`
+  await lockTenant(tx, tenantId)
   await refuseOverlap(tx, tenantId, monthIndex(input.effective_from), until === null ? Infinity : monthIndex(until))
   const [row] = await tx<ContractRow[]>`
     insert into billing_contracts (tenant_id, id, currency, effective_from, effective_until, prices, minimum_commitment, created_by)

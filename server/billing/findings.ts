@@ -6,7 +6,7 @@
  */
 import type { Tx } from '../db/connect'
 import { problems } from '../http/problem'
-import { appendAudit, type AuditActor } from '../resources/audit'
+import { appendAudit, type AuditActor } from '../workspaces/audit-store'
 import type { FindingKind } from './reconciliation'
 
 /** A row of `billing_reconciliation_findings`. */

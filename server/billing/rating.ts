@@ -8,7 +8,7 @@
  */
 import Big from 'big.js'
 import type { Tx } from '../db/connect'
-import { readTenantSettings } from '../resources/tenant-settings'
+import { readTenantSettings } from '../workspaces/settings-store'
 import { contractForPeriod, type ContractRow, type Price } from './contracts'
 import { usageByMeter } from './ledger'
 import { METERS, minorUnits, money, microOf, type Meter } from './meters'

@@ -4,6 +4,7 @@
  */
 import type postgres from 'postgres'
 import type { Tx } from '../db/connect'
+import type { PageWindow } from '../http/pagination'
 import { appendCaseEvent } from '../events/log'
 import type { Block } from './blocks'
 import type { PageSummary } from './parsing/pages'
@@ -206,4 +207,46 @@ export async function replaceBlocks(tx: Tx, tenantId: string, documentId: string
     }))
     await tx`insert into document_blocks ${tx(rows, 'tenant_id', 'document_id', 'position', 'id', 'page', 'kind', 'text', 'char_start', 'char_end', 'source', 'confidence', 'cells', 'sheet')}`
   }
+}
+
+/** Inserts a document awaiting its upload (the route has presigned the upload of `blobKey`). */
+export async function insertDocument(tx: Tx, tenantId: string, input: {
+  id: string; scenarioId: string; filename: string; contentType: string; sizeBytes: number; sha256: string | null; blobKey: string | null
+}): Promise<DocumentRow> {
+  const [row] = await tx<DocumentRow[]>`
+    insert into documents (tenant_id, id, scenario_id, filename, content_type, size_bytes, checksum_sha256, blob_key)
+    values (${tenantId}, ${input.id}, ${input.scenarioId}, ${input.filename}, ${input.contentType}, ${input.sizeBytes}, ${input.sha256}, ${input.blobKey})
+    returning *`
+  return row!
+}
+
+/** Records that the bytes of a document still awaiting upload were checked (size, type, checksum). */
+export async function markBytesVerified(sql: Tx, tenantId: string, documentId: string): Promise<void> {
+  await sql`
+    update documents set bytes_verified = true, uploaded_at = coalesce(uploaded_at, now()), updated_at = now()
+    where tenant_id = ${tenantId} and id = ${documentId} and status = 'awaiting_upload'`
+}
+
+/** One page of a case's documents, newest first, optionally of one status (rows of `window`). */
+export async function listDocuments(sql: Tx, tenantId: string, scenarioId: string, status: string | undefined, window: PageWindow): Promise<DocumentRow[]> {
+  return sql<DocumentRow[]>`
+    select * from documents
+    where tenant_id = ${tenantId} and scenario_id = ${scenarioId}
+      ${window.after !== null ? sql`and id < ${window.after}` : sql``}
+      ${status !== undefined ? sql`and status = ${status}` : sql``}
+    order by id desc
+    limit ${window.fetch}`
+}
+
+/** One page of a document's blocks in reading order, optionally of one page (rows of `window`, after a position). */
+export async function listBlocks(sql: Tx, tenantId: string, documentId: string, page: number | undefined, window: PageWindow): Promise<BlockRow[]> {
+  const after = window.after !== null ? Number(window.after) : null
+  return sql<BlockRow[]>`
+    select id, position, page, kind, text, char_start, char_end, source, confidence, cells, sheet
+    from document_blocks
+    where tenant_id = ${tenantId} and document_id = ${documentId}
+      ${after !== null ? sql`and position > ${after}` : sql``}
+      ${page !== undefined ? sql`and page = ${page}` : sql``}
+    order by position
+    limit ${window.fetch}`
 }

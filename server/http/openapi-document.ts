@@ -1,6 +1,6 @@
 /**
  * The OpenAPI 3.1 document at GET /v1/openapi.json, built from the app's own route table: the same
- * TypeBox schemas the routes validate with (body, path parameters, query), the responses and
+ * TypeBox schemas the routes validate with (body, path parameters, the query each declares in its detail), the responses and
  * problems each route declares, and the access rule of each. It is built once, on the first request
  * for it (the document only changes when the code does).
  *
@@ -12,7 +12,7 @@
 import { OptionalKind, type TObject, type TSchema } from '@sinclair/typebox'
 import type { AnyElysia } from 'elysia'
 import { Problem } from '../../schemas/common'
-import { documentedQueries } from './query'
+import { declaredQuery } from './query'
 import { SchemaWriter } from './openapi-schemas'
 import { HEADERS, operationHeaders, responseHeaders } from './openapi-headers'
 import pkg from '../../package.json' with { type: 'json' }
@@ -48,7 +48,6 @@ export function buildOpenApiDocument(routes: readonly Route[], options: { baseUr
   const schemas = new SchemaWriter()
   schemas.name('Problem', Problem)
   const paths: Record<string, Record<string, unknown>> = {}
-  const queries = documentedQueries()
 
   for (const route of routes) {
     const detail = route.hooks.detail ?? {}
@@ -64,7 +63,7 @@ export function buildOpenApiDocument(routes: readonly Route[], options: { baseUr
     for (const name of [...route.path.matchAll(/:([A-Za-z0-9_]+)/g)].map((m) => m[1]!)) {
       parameters.push({ name, in: 'path', required: true, schema: schemas.write(pathParams[name] ?? { type: 'string' }) })
     }
-    const query = queries[route.path]?.[method]
+    const query = declaredQuery(detail)
     for (const [name, prop] of Object.entries(query?.properties ?? {})) {
       const { description, ...schema } = schemas.write(prop) as Record<string, unknown>
       parameters.push({ name, in: 'query', required: query!.required?.includes(name) ?? false, ...(description ? { description } : {}), schema })

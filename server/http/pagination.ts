@@ -5,17 +5,29 @@
  * workspace (cursorScope), so a list cannot be written without binding its cursors to it.
  */
 import { createHmac, timingSafeEqual } from 'node:crypto'
-import { Type as t } from '@sinclair/typebox'
 import { ProblemError } from './problem'
-
-/** The query of every list endpoint: `limit` (1-200, default 50) and `cursor`. */
-export const PageQuery = t.Object({
-  limit: t.Optional(t.Integer({ minimum: 1, maximum: 200, default: 50, description: 'Page size, default 50, at most 200.' })),
-  cursor: t.Optional(t.String({ maxLength: 512, description: 'Opaque cursor from the previous page.' })),
-})
+import { DEFAULT_PAGE_LIMIT } from '../../schemas/common'
 
 /** The page object of the spec. */
 export interface Page<T> { items: T[]; next_cursor: string | null }
+
+/** The rows a store reads for one page: after a keyset position, at most `fetch` rows (limit + 1). */
+export interface PageWindow { readonly after: string | null; readonly fetch: number }
+
+/**
+ * One request of a list route, opened by `Cursors.open`: the page size, the keyset position its
+ * cursor continues after, and the page built from the rows fetched.
+ */
+export interface ListRequest extends PageWindow {
+  /** The page size: the query's `limit`, or the default. */
+  readonly limit: number
+  /** How many rows to fetch: one more than `limit`, the extra one only says another page exists. */
+  readonly fetch: number
+  /** The position the cursor continues after (null on the first page). */
+  readonly after: string | null
+  /** The page of `rows` (fetched with `fetch`); `key` picks a row's keyset position, `render` its API shape. */
+  page<R, T>(rows: R[], key: (row: R) => string, render: (row: R) => T): Page<T>
+}
 
 /** What a cursor is valid for: one workspace's list with its filters. Made only by cursorScope. */
 export type CursorScope = { readonly tenantId: string; readonly list: string; readonly [cursorScopeBrand]: true }
@@ -61,6 +73,17 @@ export class Cursors {
     try { parsed = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) } catch { throw refuse() }
     if (typeof parsed.a !== 'string' || parsed.s !== scope.list || parsed.t !== scope.tenantId) throw refuse()
     return parsed.a
+  }
+
+  /**
+   * Opens one request of a list route: its page size (default 50) and its cursor decoded within
+   * `scope` (422 invalid_cursor otherwise). Every list route goes through here, so the default and
+   * the cursor check are written once.
+   */
+  open(query: { limit?: number; cursor?: string }, scope: CursorScope): ListRequest {
+    const limit = query.limit ?? DEFAULT_PAGE_LIMIT
+    const after = query.cursor !== undefined ? this.decode(query.cursor, scope) : null
+    return { limit, fetch: limit + 1, after, page: (rows, key, render) => this.page(rows, limit, scope, key, render) }
   }
 
   /**

@@ -1,8 +1,8 @@
 /**
  * Query strings, validated here rather than by Elysia so the spec's split holds exactly: a value that
  * does not convert to its declared type is 400 malformed, a converted value that breaks the schema
- * is 422 with a pointer per violation (`/limit`). Each schema is also registered for the OpenAPI
- * document, which shows it as the route's query parameters.
+ * is 422 with a pointer per violation (`/limit`). A route declares its query schema in its own
+ * `detail` (`withQuery`), where the OpenAPI document reads it as the route's query parameters.
  */
 import { type TObject, type Static, Kind } from '@sinclair/typebox'
 import { Value } from '@sinclair/typebox/value'
@@ -10,16 +10,21 @@ import { ProblemError } from './problem'
 import { fieldErrors } from './errors'
 import { textProblem } from './json-text'
 
-const documented: Record<string, Record<string, { query: TObject }>> = {}
+/** The `detail` entry holding a route's query schema for the OpenAPI document (never sent out itself). */
+export const QUERY_DETAIL = 'x-svc-query'
 
-/** Registers a query schema for the OpenAPI document of `method path` (Elysia path syntax). */
-export function documentQuery(method: string, path: string, schema: TObject): void {
-  ;(documented[path] ??= {})[method.toLowerCase()] = { query: schema }
+/**
+ * A route's `detail` with its query schema declared for the OpenAPI document. Elysia does not
+ * validate it (readQuery does, for the spec's 400/422 split); the schema travels as a function so
+ * no merge of route hooks copies it.
+ */
+export function withQuery<D extends Record<string, unknown>>(query: TObject, detail: D): D & { [QUERY_DETAIL]: () => TObject } {
+  return { ...detail, [QUERY_DETAIL]: () => query }
 }
 
-/** The registered query schemas, by Elysia path and lower-case method. */
-export const documentedQueries = (): Record<string, Record<string, TObject>> =>
-  Object.fromEntries(Object.entries(documented).map(([path, methods]) => [path, Object.fromEntries(Object.entries(methods).map(([m, v]) => [m, v.query]))]))
+/** The query schema a route declared with withQuery, if any. */
+export const declaredQuery = (detail: Record<string, unknown> | undefined): TObject | undefined =>
+  typeof detail?.[QUERY_DETAIL] === 'function' ? (detail[QUERY_DETAIL] as () => TObject)() : undefined
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 

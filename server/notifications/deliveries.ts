@@ -9,11 +9,11 @@ import type { AppDeps } from '../deps'
 import type { Sql, Tx } from '../db/connect'
 import { accessControl, tenantOf } from '../auth/access'
 import { problems } from '../http/problem'
-import { documentQuery, readQuery } from '../http/query'
-import { PageQuery, cursorScope } from '../http/pagination'
+import { readQuery, withQuery } from '../http/query'
+import { cursorScope } from '../http/pagination'
 import { idempotencyKeyOf, runIdempotent, replyWith } from '../http/idempotency'
 import { LIST_PROBLEMS, PATH_PROBLEMS, responses } from '../http/docs'
-import { PageOf } from '../../schemas/common'
+import { PageOf, PageQuery } from '../../schemas/common'
 import { Delivery, DeliveryParams, SubscriptionParams } from '../../schemas/notifications'
 import { enqueue } from '../../jobs/define'
 import { DeliveryJob } from './outbox'
@@ -135,7 +135,6 @@ export async function redeliver(tx: Tx, tenantId: string, subscriptionId: string
 export function deliveryRoutes(deps: AppDeps) {
   const { sql, cursors } = deps
   const base = '/v1/task-notification-subscriptions/:subscriptionId/deliveries'
-  documentQuery('GET', base, PageQuery)
 
   const one = async (db: Sql | Tx, tenantId: string, row: DeliveryRow) =>
     renderDelivery(row, (await historiesOf(db, tenantId, [row.id])).get(row.id)!)
@@ -146,21 +145,19 @@ export function deliveryRoutes(deps: AppDeps) {
       const tenantId = tenantOf(principal)
       const q = readQuery(PageQuery, query)
       if (!(await findSubscription(sql, tenantId, params.subscriptionId))) throw problems.notFound('subscription')
-      const limit = q.limit ?? 50
-      const scope = cursorScope(tenantId, `deliveries|${params.subscriptionId}`)
-      const after = q.cursor !== undefined ? cursors.decode(q.cursor, scope) : null
+      const list = cursors.open(q, cursorScope(tenantId, `deliveries|${params.subscriptionId}`))
       const rows = await sql<DeliveryRow[]>`
         select ${sql.unsafe(COLUMNS)} from notification_deliveries
         where tenant_id = ${tenantId} and subscription_id = ${params.subscriptionId}
-          ${after !== null ? sql`and id < ${after}` : sql``}
+          ${list.after !== null ? sql`and id < ${list.after}` : sql``}
         order by id desc
-        limit ${limit + 1}`
-      const histories = await historiesOf(sql, tenantId, rows.slice(0, limit).map((r) => r.id))
-      return cursors.page(rows, limit, scope, (r) => r.id, (r) => renderDelivery(r, histories.get(r.id) ?? []))
+        limit ${list.fetch}`
+      const histories = await historiesOf(sql, tenantId, rows.slice(0, list.limit).map((r) => r.id))
+      return list.page(rows, (r) => r.id, (r) => renderDelivery(r, histories.get(r.id) ?? []))
     }, {
       access: NOTIFICATIONS_READ,
       params: SubscriptionParams,
-      detail: { summary: "List a subscription's deliveries, newest first", tags: ['Notifications'], responses: responses({ 200: PageOf(Delivery) }, [...LIST_PROBLEMS, 'not_found']) },
+      detail: withQuery(PageQuery, { summary: "List a subscription's deliveries, newest first", tags: ['Notifications'], responses: responses({ 200: PageOf(Delivery) }, [...LIST_PROBLEMS, 'not_found']) }),
     })
     .get(`${base}/:deliveryId`, async ({ principal, params }) => {
       const tenantId = tenantOf(principal)

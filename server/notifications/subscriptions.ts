@@ -9,7 +9,7 @@ import type { AppDeps } from '../deps'
 import type { Tx } from '../db/connect'
 import { accessControl, tenantOf } from '../auth/access'
 import { problems } from '../http/problem'
-import { documentQuery, readQuery } from '../http/query'
+import { readQuery, withQuery } from '../http/query'
 import { idempotencyKeyOf, runIdempotent, replyWith } from '../http/idempotency'
 import { BODY_PROBLEMS, LIST_PROBLEMS, PATH_PROBLEMS, responses } from '../http/docs'
 import { cursorScope } from '../http/pagination'
@@ -139,7 +139,6 @@ export async function findSubscription(sql: Tx, tenantId: string, id: string): P
 /** Subscription routes. */
 export function subscriptionRoutes(deps: AppDeps) {
   const { sql, cursors } = deps
-  documentQuery('GET', '/v1/task-notification-subscriptions', SubscriptionListQuery)
 
   return new Elysia({ name: 'task-notification-subscriptions' })
     .use(accessControl(deps.authenticate))
@@ -173,21 +172,19 @@ export function subscriptionRoutes(deps: AppDeps) {
       if (q.task_kind !== undefined && !(TASK_KINDS as readonly string[]).includes(q.task_kind)) {
         throw problems.schema([{ pointer: '/task_kind', message: `must be one of: ${TASK_KINDS.join(', ')}` }])
       }
-      const limit = q.limit ?? 50
-      const scope = cursorScope(tenantId, `subscriptions|${q.task_kind ?? ''}|${q.task_id ?? ''}`)
-      const after = q.cursor !== undefined ? cursors.decode(q.cursor, scope) : null
+      const list = cursors.open(q, cursorScope(tenantId, `subscriptions|${q.task_kind ?? ''}|${q.task_id ?? ''}`))
       const rows = await sql<SubscriptionRow[]>`
         select ${sql.unsafe(COLUMNS)} from task_notification_subscriptions
         where tenant_id = ${tenantId}
-          ${after !== null ? sql`and id < ${after}` : sql``}
+          ${list.after !== null ? sql`and id < ${list.after}` : sql``}
           ${q.task_kind !== undefined ? sql`and task_kind = ${q.task_kind}` : sql``}
           ${q.task_id !== undefined ? sql`and task_id = ${q.task_id}` : sql``}
         order by id desc
-        limit ${limit + 1}`
-      return cursors.page(rows, limit, scope, (r) => r.id, renderSubscription)
+        limit ${list.fetch}`
+      return list.page(rows, (r) => r.id, renderSubscription)
     }, {
       access: NOTIFICATIONS_READ,
-      detail: { summary: 'List task-notification subscriptions, newest first', tags: ['Notifications'], responses: responses({ 200: PageOf(Subscription) }, LIST_PROBLEMS) },
+      detail: withQuery(SubscriptionListQuery, { summary: 'List task-notification subscriptions, newest first', tags: ['Notifications'], responses: responses({ 200: PageOf(Subscription) }, LIST_PROBLEMS) }),
     })
     .get('/v1/task-notification-subscriptions/:subscriptionId', async ({ principal, params }) => {
       const row = await findSubscription(sql, tenantOf(principal), params.subscriptionId)

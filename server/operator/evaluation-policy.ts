@@ -7,7 +7,7 @@
  */
 import type { Tx } from '../db/connect'
 import { problems } from '../http/problem'
-import { appendAudit, type AuditActor } from '../resources/audit'
+import { appendAudit, type AuditActor } from '../workspaces/audit-store'
 
 /** A workspace's evaluation policy. */
 export interface EvaluationPolicy {

@@ -8,7 +8,7 @@ import type { Tx } from '../db/connect'
 import { platformUsage } from '../billing/ledger'
 import { microToDecimal, usageByWorkspace } from '../authoring/budgets'
 import { periodBounds } from '../billing/rating'
-import { findTenant } from '../resources/tenants'
+import { findTenant } from '../workspaces/tenants-store'
 
 /** Model cost and usage by workspace for a period (UTC month), with platform totals. */
 export async function platformCosts(sql: Tx, period: string) {

@@ -4,6 +4,7 @@
  * `question_set_versions`.
  */
 import type { Tx } from '../db/connect'
+import type { PageWindow } from '../http/pagination'
 import type { Question } from '../evaluation/engine'
 
 /** A row of `question_sets` with its newest and newest published version. */
@@ -128,4 +129,80 @@ export async function newestPublishedVersion(sql: Tx, tenantId: string, by: { qu
     order by v.published_at desc, v.id desc
     limit 1`
   return row ?? null
+}
+
+const VERSION_COLUMNS = (sql: Tx) => sql`id, question_set_id, number, status, questions, revision, failure_reason, published_at, created_at, updated_at`
+
+/** Locks a question set's row until the transaction ends (serialises the creation of its versions). */
+export async function lockQuestionSet(tx: Tx, tenantId: string, id: string): Promise<void> {
+  await tx`select 1 from question_sets where tenant_id = ${tenantId} and id = ${id} for update`
+}
+
+/** Inserts a question set (its vertical already resolved). */
+export async function insertQuestionSet(tx: Tx, tenantId: string, input: { id: string; name: string; vertical: string | null }): Promise<void> {
+  await tx`insert into question_sets (tenant_id, id, name, vertical) values (${tenantId}, ${input.id}, ${input.name}, ${input.vertical})`
+}
+
+/** Marks a question set changed now (a version of it was created or edited). */
+export async function touchQuestionSet(tx: Tx, tenantId: string, id: string): Promise<void> {
+  await tx`update question_sets set updated_at = now() where tenant_id = ${tenantId} and id = ${id}`
+}
+
+/** One page of a workspace's question sets, newest first, optionally of one vertical (rows of `window`). */
+export async function listQuestionSets(sql: Tx, tenantId: string, vertical: string | undefined, window: PageWindow): Promise<QuestionSetRow[]> {
+  return sql<QuestionSetRow[]>`
+    ${selectQuestionSets(sql)}
+    where s.tenant_id = ${tenantId}
+      ${window.after !== null ? sql`and s.id < ${window.after}` : sql``}
+      ${vertical !== undefined ? sql`and s.vertical = ${vertical}` : sql``}
+    order by s.id desc
+    limit ${window.fetch}`
+}
+
+/** The newest version (highest number) of a question set, whatever its status, or null. */
+export async function newestVersion(tx: Tx, tenantId: string, questionSetId: string): Promise<VersionRow | null> {
+  const [latest] = await tx<VersionRow[]>`
+    select ${VERSION_COLUMNS(tx)} from question_set_versions
+    where tenant_id = ${tenantId} and question_set_id = ${questionSetId} order by number desc limit 1`
+  return latest ?? null
+}
+
+/** Inserts draft version `number` of a question set with its questions. */
+export async function insertVersion(tx: Tx, tenantId: string, questionSetId: string, number: number, questions: readonly Question[]): Promise<VersionRow> {
+  const [row] = await tx<VersionRow[]>`
+    insert into question_set_versions (tenant_id, id, question_set_id, number, questions)
+    values (${tenantId}, ${Bun.randomUUIDv7()}, ${questionSetId}, ${number}, ${tx.json(questions as never)})
+    returning ${VERSION_COLUMNS(tx)}`
+  return row!
+}
+
+/** One page of a question set's versions, newest first, optionally of one status (rows of `window`). */
+export async function listVersions(sql: Tx, tenantId: string, questionSetId: string, status: string | undefined, window: PageWindow): Promise<VersionRow[]> {
+  return sql<VersionRow[]>`
+    select ${VERSION_COLUMNS(sql)} from question_set_versions
+    where tenant_id = ${tenantId} and question_set_id = ${questionSetId}
+      ${window.after !== null ? sql`and id < ${window.after}` : sql``}
+      ${status !== undefined ? sql`and status = ${status}` : sql``}
+    order by id desc
+    limit ${window.fetch}`
+}
+
+/** Replaces the questions of a draft version (a new revision, so a new ETag). */
+export async function replaceDraftQuestions(tx: Tx, tenantId: string, versionId: string, questions: readonly Question[]): Promise<VersionRow> {
+  const [updated] = await tx<VersionRow[]>`
+    update question_set_versions
+    set questions = ${tx.json(questions as never)}, revision = revision + 1, updated_at = now()
+    where tenant_id = ${tenantId} and id = ${versionId}
+    returning ${VERSION_COLUMNS(tx)}`
+  return updated!
+}
+
+/** Moves a version to `publishing` (a new revision; an earlier failure reason is cleared). */
+export async function markVersionPublishing(tx: Tx, tenantId: string, versionId: string): Promise<VersionRow> {
+  const [row] = await tx<VersionRow[]>`
+    update question_set_versions
+    set status = 'publishing', failure_reason = null, revision = revision + 1, updated_at = now()
+    where tenant_id = ${tenantId} and id = ${versionId}
+    returning ${VERSION_COLUMNS(tx)}`
+  return row!
 }

@@ -9,14 +9,14 @@ import type { AppDeps } from '../deps'
 import type { Tx } from '../db/connect'
 import { accessControl, ANY_ROLE, tenantOf, type AccessRule } from '../auth/access'
 import { problems } from '../http/problem'
-import { documentQuery, readQuery } from '../http/query'
+import { readQuery, withQuery } from '../http/query'
 import { idempotencyKeyOf, runIdempotent, replyWith } from '../http/idempotency'
 import { BODY_PROBLEMS, PATH_PROBLEMS, responses } from '../http/docs'
 import { appendCaseEvent } from '../events'
-import { actorOf, appendAudit } from './audit'
+import { actorOf, appendAudit } from '../workspaces/audit-store'
 import { PageOf, ScenarioParams } from '../../schemas/common'
 import { Answer, DecisionReviewRequest, DecisionSchema, Evidence, ResultQuery } from '../../schemas/evaluation'
-import { findScenario } from './scenarios'
+import { findScenario } from '../scenarios/store'
 import { findDecision, findEvaluation, latestSucceeded, listAnswers, listEvidence, renderAnswer, renderEvidence, type EvaluationRow } from '../evaluation/store'
 import { insertReview, latestReview, renderDecision } from '../evaluation/reviews'
 
@@ -56,7 +56,6 @@ const rawQuery = (query: Record<string, string | undefined>) => {
 /** Result and review routes. */
 export function answerRoutes(deps: AppDeps) {
   const { sql } = deps
-  for (const p of ['answers', 'evidence', 'decision']) documentQuery('GET', `/v1/scenarios/:scenarioId/${p}`, ResultQuery)
   const resultProblems = [...PATH_PROBLEMS, 'conflict'] as const
 
   return new Elysia({ name: 'answers' })
@@ -68,7 +67,7 @@ export function answerRoutes(deps: AppDeps) {
     }, {
       access: RESULTS_READ,
       params: ScenarioParams,
-      detail: { summary: "The answers of the case's latest succeeded evaluation (or ?evaluation_id=), in question order; bounded, no cursor", tags: ['Evaluations'], responses: responses({ 200: PageOf(Answer) }, resultProblems) },
+      detail: withQuery(ResultQuery, { summary: "The answers of the case's latest succeeded evaluation (or ?evaluation_id=), in question order; bounded, no cursor", tags: ['Evaluations'], responses: responses({ 200: PageOf(Answer) }, resultProblems) }),
     })
     .get('/v1/scenarios/:scenarioId/evidence', async ({ principal, params, query }) => {
       const tenantId = tenantOf(principal)
@@ -77,7 +76,7 @@ export function answerRoutes(deps: AppDeps) {
     }, {
       access: RESULTS_READ,
       params: ScenarioParams,
-      detail: { summary: 'The evidence the answers cite (document, block, page, quote); bounded, no cursor', tags: ['Evaluations'], responses: responses({ 200: PageOf(Evidence) }, resultProblems) },
+      detail: withQuery(ResultQuery, { summary: 'The evidence the answers cite (document, block, page, quote); bounded, no cursor', tags: ['Evaluations'], responses: responses({ 200: PageOf(Evidence) }, resultProblems) }),
     })
     .get('/v1/scenarios/:scenarioId/decision', async ({ principal, params, query }) => {
       const tenantId = tenantOf(principal)
@@ -88,7 +87,7 @@ export function answerRoutes(deps: AppDeps) {
     }, {
       access: RESULTS_READ,
       params: ScenarioParams,
-      detail: { summary: 'The decision: computed outcome and reasons, and the human override beside them', tags: ['Evaluations'], responses: responses({ 200: DecisionSchema }, resultProblems) },
+      detail: withQuery(ResultQuery, { summary: 'The decision: computed outcome and reasons, and the human override beside them', tags: ['Evaluations'], responses: responses({ 200: DecisionSchema }, resultProblems) }),
     })
     .post('/v1/scenarios/:scenarioId/decision/review', async ({ principal, params, body, request, path, set }) => {
       const tenantId = tenantOf(principal)

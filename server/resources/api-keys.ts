@@ -1,91 +1,23 @@
 /**
- * API keys. Owns the `api_keys` table. The plaintext exists only in the creation result (never in
- * an idempotency record, a list or a log); a revoked key is refused from the next request on.
- * Routes: create, list, read, revoke (DELETE or POST .../revoke); workspace admins only.
+ * API-key routes: create, list, read, revoke (DELETE or POST .../revoke); workspace admins only. A
+ * revoked key is refused from the next request on. The `api_keys` table is the store's
+ * (server/workspaces/api-keys-store.ts).
  */
 import { Elysia } from 'elysia'
 import type { AppDeps } from '../deps'
-import type { Tx } from '../db/connect'
 import { problems } from '../http/problem'
 import { accessControl, tenantOf } from '../auth/access'
-import { documentQuery, readQuery } from '../http/query'
+import { readQuery, withQuery } from '../http/query'
 import { BODY_PROBLEMS, LIST_PROBLEMS, PATH_PROBLEMS, responses } from '../http/docs'
 import { cursorScope } from '../http/pagination'
 import { PageOf } from '../../schemas/common'
 import { ApiKey, ApiKeyCreate, ApiKeyCreated, ApiKeyListQuery, ApiKeyParams } from '../../schemas/api-key'
-import { actorOf, appendAudit } from './audit'
-import { mintApiKey, type KeyEnvironment } from '../auth/api-key-format'
-import { SCOPES, type Scope } from '../auth/principal'
-import { invalidateCredentials } from '../auth/credential-cache'
-
-/** A row of `api_keys` (never the hash). */
-export interface ApiKeyRow {
-  id: string
-  name: string
-  key_prefix: string
-  environment: KeyEnvironment
-  scopes: Scope[]
-  expires_at: Date | null
-  revoked_at: Date | null
-  created_at: Date
-}
-
-/** The API shape of a key (never the secret). */
-export function renderApiKey(row: ApiKeyRow) {
-  return {
-    id: row.id,
-    name: row.name,
-    key_prefix: row.key_prefix,
-    environment: row.environment,
-    scopes: row.scopes,
-    expires_at: row.expires_at?.toISOString() ?? null,
-    revoked_at: row.revoked_at?.toISOString() ?? null,
-    created_at: row.created_at.toISOString(),
-  }
-}
-
-/** What creating a key takes. */
-export interface ApiKeyInput { name: string; scopes: string[]; environment: KeyEnvironment; expiresAt: Date | null }
-
-/** Creates a key; the result carries the plaintext `key`, shown only here. */
-export async function createApiKey(sql: Tx, tenantId: string, input: ApiKeyInput) {
-  if (input.name.trim() === '') throw problems.rule('name must contain a non-whitespace character.')
-  const unknown = input.scopes.findIndex((s) => !(SCOPES as readonly string[]).includes(s))
-  if (unknown >= 0) throw problems.schema([{ pointer: `/scopes/${unknown}`, message: `must be one of: ${SCOPES.join(', ')}` }])
-  if (input.expiresAt && input.expiresAt.getTime() <= Date.now()) throw problems.rule('expires_at must be in the future.')
-  const minted = mintApiKey(input.environment)
-  const [row] = await sql<ApiKeyRow[]>`
-    insert into api_keys (tenant_id, id, name, key_hash, key_prefix, environment, scopes, expires_at)
-    values (${tenantId}, ${Bun.randomUUIDv7()}, ${input.name}, ${minted.hash}, ${minted.prefix}, ${input.environment},
-            ${[...new Set(input.scopes)]}, ${input.expiresAt})
-    returning id, name, key_prefix, environment, scopes, expires_at, revoked_at, created_at`
-  return { ...renderApiKey(row!), key: minted.plaintext }
-}
-
-const KEY_COLUMNS = (sql: Tx) => sql`id, name, key_prefix, environment, scopes, expires_at, revoked_at, created_at`
-
-/** Reads one key of a workspace, or null. */
-export async function findApiKey(sql: Tx, tenantId: string, id: string): Promise<ApiKeyRow | null> {
-  const [row] = await sql<ApiKeyRow[]>`select ${KEY_COLUMNS(sql)} from api_keys where tenant_id = ${tenantId} and id = ${id}`
-  return row ?? null
-}
-
-/** Revokes a key at once (a revoked key stays revoked; revoking again changes nothing). */
-export async function revokeApiKey(tx: Tx, tenantId: string, id: string): Promise<{ row: ApiKeyRow; changed: boolean } | null> {
-  const [revoked] = await tx<ApiKeyRow[]>`
-    update api_keys set revoked_at = now()
-    where tenant_id = ${tenantId} and id = ${id} and revoked_at is null
-    returning ${KEY_COLUMNS(tx)}`
-  invalidateCredentials()
-  if (revoked) return { row: revoked, changed: true }
-  const row = await findApiKey(tx, tenantId, id)
-  return row ? { row, changed: false } : null
-}
+import { actorOf, appendAudit } from '../workspaces/audit-store'
+import { createApiKey, findApiKey, listApiKeys, renderApiKey, revokeApiKey } from '../workspaces/api-keys-store'
 
 /** The API-key routes (workspace admins). */
 export function apiKeyRoutes(deps: AppDeps) {
   const { sql, cursors } = deps
-  documentQuery('GET', '/v1/api-keys', ApiKeyListQuery)
   const admins = { roles: ['admin'] } as const
 
   const revoke = async (principal: Parameters<typeof actorOf>[0], id: string) => {
@@ -125,18 +57,11 @@ export function apiKeyRoutes(deps: AppDeps) {
     .get('/v1/api-keys', async ({ principal, query }) => {
       const tenantId = tenantOf(principal)
       const q = readQuery(ApiKeyListQuery, query)
-      const limit = q.limit ?? 50
-      const scope = cursorScope(tenantId, 'api-keys')
-      const after = q.cursor !== undefined ? cursors.decode(q.cursor, scope) : null
-      const rows = await sql<ApiKeyRow[]>`
-        select ${KEY_COLUMNS(sql)} from api_keys
-        where tenant_id = ${tenantId} ${after !== null ? sql`and id < ${after}` : sql``}
-        order by id desc
-        limit ${limit + 1}`
-      return cursors.page(rows, limit, scope, (r) => r.id, renderApiKey)
+      const list = cursors.open(q, cursorScope(tenantId, 'api-keys'))
+      return list.page(await listApiKeys(sql, tenantId, list), (r) => r.id, renderApiKey)
     }, {
       access: admins,
-      detail: { summary: "The workspace's API keys (never their secrets)", tags: ['API keys'], responses: responses({ 200: PageOf(ApiKey) }, LIST_PROBLEMS) },
+      detail: withQuery(ApiKeyListQuery, { summary: "The workspace's API keys (never their secrets)", tags: ['API keys'], responses: responses({ 200: PageOf(ApiKey) }, LIST_PROBLEMS) }),
     })
     .get('/v1/api-keys/:apiKeyId', async ({ principal, params }) => {
       const row = await findApiKey(sql, tenantOf(principal), params.apiKeyId)

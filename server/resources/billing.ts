@@ -9,12 +9,12 @@ import { Elysia } from 'elysia'
 import type { AppDeps } from '../deps'
 import { accessControl, tenantOf, type AccessRule } from '../auth/access'
 import { problems } from '../http/problem'
-import { documentQuery, readQuery } from '../http/query'
+import { readQuery, withQuery } from '../http/query'
 import { idempotencyKeyOf, runIdempotent, replyWith } from '../http/idempotency'
 import { BODY_PROBLEMS, LIST_PROBLEMS, PATH_PROBLEMS, responses } from '../http/docs'
 import { cursorScope } from '../http/pagination'
 import { subscribeInline } from '../notifications/inline'
-import { actorOf } from './audit'
+import { actorOf } from '../workspaces/audit-store'
 import { PageOf } from '../../schemas/common'
 import {
   Contract, ContractListQuery, ContractParams, Finding, FindingDecision, FindingListQuery, FindingParams, RatedUsage,
@@ -38,10 +38,6 @@ export const BILLING_DECIDE: AccessRule = { roles: ['admin'], humanOnly: true }
 /** Workspace billing routes. */
 export function billingRoutes(deps: AppDeps) {
   const { sql, cursors } = deps
-  documentQuery('GET', '/v1/billing/contracts', ContractListQuery)
-  documentQuery('GET', '/v1/billing/usage', UsageQuery)
-  documentQuery('GET', '/v1/billing/reconciliations', ReconciliationListQuery)
-  documentQuery('GET', '/v1/billing/reconciliation-findings', FindingListQuery)
 
   const decide = (decision: 'acknowledge' | 'resolve') => async ({ principal, params, body }: { principal: Parameters<typeof tenantOf>[0]; params: { findingId: string }; body: { note: string } }) => {
     const tenantId = tenantOf(principal)
@@ -55,13 +51,11 @@ export function billingRoutes(deps: AppDeps) {
     .get('/v1/billing/contracts', async ({ principal, query }) => {
       const tenantId = tenantOf(principal)
       const q = readQuery(ContractListQuery, query)
-      const limit = q.limit ?? 50
-      const scope = cursorScope(tenantId, 'billing-contracts')
-      const after = q.cursor !== undefined ? cursors.decode(q.cursor, scope) : null
-      return cursors.page(await listContracts(sql, tenantId, after, limit), limit, scope, (r) => r.id, renderContract)
+      const list = cursors.open(q, cursorScope(tenantId, 'billing-contracts'))
+      return list.page(await listContracts(sql, tenantId, list.after, list.limit), (r) => r.id, renderContract)
     }, {
       access: BILLING_READ,
-      detail: { summary: "The workspace's billing contracts, newest first", tags: ['Billing'], responses: responses({ 200: PageOf(Contract) }, LIST_PROBLEMS) },
+      detail: withQuery(ContractListQuery, { summary: "The workspace's billing contracts, newest first", tags: ['Billing'], responses: responses({ 200: PageOf(Contract) }, LIST_PROBLEMS) }),
     })
     .get('/v1/billing/contracts/:contractId', async ({ principal, params }) => {
       const row = await findContract(sql, tenantOf(principal), params.contractId)
@@ -77,11 +71,11 @@ export function billingRoutes(deps: AppDeps) {
       return ratedUsage(sql, tenantOf(principal), q.period)
     }, {
       access: BILLING_READ,
-      detail: {
+      detail: withQuery(UsageQuery, {
         summary: "Rated usage of a period (YYYY-MM in the workspace time_zone): quantity, included, billable and amount per meter, rounded once per line in the currency's minor units; subtotal, minimum-commitment shortfall, total",
         tags: ['Billing'],
         responses: responses({ 200: RatedUsage }, ['malformed', 'validation']),
-      },
+      }),
     })
     .post('/v1/billing/reconciliations', async ({ principal, body, request, path, set }) => {
       const tenantId = tenantOf(principal)
@@ -123,13 +117,11 @@ export function billingRoutes(deps: AppDeps) {
     .get('/v1/billing/reconciliations', async ({ principal, query }) => {
       const tenantId = tenantOf(principal)
       const q = readQuery(ReconciliationListQuery, query)
-      const limit = q.limit ?? 50
-      const scope = cursorScope(tenantId, 'billing-reconciliations')
-      const after = q.cursor !== undefined ? cursors.decode(q.cursor, scope) : null
-      return cursors.page(await listReconciliations(sql, tenantId, after, limit), limit, scope, (r) => r.id, renderReconciliation)
+      const list = cursors.open(q, cursorScope(tenantId, 'billing-reconciliations'))
+      return list.page(await listReconciliations(sql, tenantId, list.after, list.limit), (r) => r.id, renderReconciliation)
     }, {
       access: BILLING_READ,
-      detail: { summary: 'Reconciliations, newest first', tags: ['Billing'], responses: responses({ 200: PageOf(Reconciliation) }, LIST_PROBLEMS) },
+      detail: withQuery(ReconciliationListQuery, { summary: 'Reconciliations, newest first', tags: ['Billing'], responses: responses({ 200: PageOf(Reconciliation) }, LIST_PROBLEMS) }),
     })
     .get('/v1/billing/reconciliations/:reconciliationId', async ({ principal, params }) => {
       const row = await findReconciliation(sql, tenantOf(principal), params.reconciliationId)
@@ -143,13 +135,11 @@ export function billingRoutes(deps: AppDeps) {
     .get('/v1/billing/reconciliation-findings', async ({ principal, query }) => {
       const tenantId = tenantOf(principal)
       const q = readQuery(FindingListQuery, query)
-      const limit = q.limit ?? 50
-      const scope = cursorScope(tenantId, `billing-findings|${q.status ?? ''}|${q.period ?? ''}|${q.kind ?? ''}|${q.reconciliation_id ?? ''}`)
-      const after = q.cursor !== undefined ? cursors.decode(q.cursor, scope) : null
-      return cursors.page(await listFindings(sql, tenantId, q, after, limit), limit, scope, (r) => r.id, renderFinding)
+      const list = cursors.open(q, cursorScope(tenantId, `billing-findings|${q.status ?? ''}|${q.period ?? ''}|${q.kind ?? ''}|${q.reconciliation_id ?? ''}`))
+      return list.page(await listFindings(sql, tenantId, q, list.after, list.limit), (r) => r.id, renderFinding)
     }, {
       access: BILLING_READ,
-      detail: { summary: 'Reconciliation findings, newest first; filter by status, period, kind, reconciliation_id', tags: ['Billing'], responses: responses({ 200: PageOf(Finding) }, LIST_PROBLEMS) },
+      detail: withQuery(FindingListQuery, { summary: 'Reconciliation findings, newest first; filter by status, period, kind, reconciliation_id', tags: ['Billing'], responses: responses({ 200: PageOf(Finding) }, LIST_PROBLEMS) }),
     })
     .get('/v1/billing/reconciliation-findings/:findingId', async ({ principal, params }) => {
       const row = await findFinding(sql, tenantOf(principal), params.findingId)

@@ -8,7 +8,7 @@ import { Elysia } from 'elysia'
 import type { AppDeps } from '../deps'
 import { accessControl, tenantOf } from '../auth/access'
 import { problems } from '../http/problem'
-import { documentQuery, readQuery } from '../http/query'
+import { readQuery } from '../http/query'
 import { idempotencyKeyOf, runIdempotent, replyWith } from '../http/idempotency'
 import { consumeRate, RATE_PROBLEMS } from '../http/rate-limit'
 import { BODY_PROBLEMS, LIST_PROBLEMS, PATH_PROBLEMS, responses } from '../http/docs'
@@ -20,7 +20,7 @@ import { DiffRun, DiffRunCreate, RunListQuery, RunParams } from '../../schemas/a
 import { findQuestionSet, findVersion } from '../question-sets/store'
 import { QUESTION_SET_READ, QUESTION_SET_WRITE } from './question-sets'
 import { findGuideline } from '../authoring/guidelines'
-import { DIFF_RUN, diffRunPath, enqueueDiffRun, findDiffRun, renderDiffRun, type DiffRunRow } from '../authoring/diff-run'
+import { DIFF_RUN, diffRunPath, enqueueDiffRun, findDiffRun, insertDiffRun, listDiffRuns, renderDiffRun } from '../authoring/diff-run'
 
 const TAGS = ['Diff runs']
 const processed = (s?: string) => s === 'ready' || s === 'ready_degraded'
@@ -28,7 +28,6 @@ const processed = (s?: string) => s === 'ready' || s === 'ready_degraded'
 /** Diff-run routes. */
 export function diffRunRoutes(deps: AppDeps) {
   const { sql, cursors } = deps
-  documentQuery('GET', '/v1/question-sets/{questionSetId}/diff-runs', RunListQuery)
   return new Elysia({ name: 'diff-runs' })
     .use(accessControl(deps.authenticate))
     .post('/v1/question-sets/:questionSetId/diff-runs', async ({ principal, params, body, request, path, set }) => {
@@ -44,12 +43,11 @@ export function diffRunRoutes(deps: AppDeps) {
         await consumeRate(deps, tenantId, 'run', tx)
         const id = Bun.randomUUIDv7()
         await subscribeInline(tx, principal, { tenantId, taskKind: DIFF_RUN, taskId: id, items: body.notifications })
-        const [row] = await tx<DiffRunRow[]>`
-          insert into diff_runs (tenant_id, id, question_set_id, guideline_id, previous_guideline_id, base_version_id)
-          values (${tenantId}, ${id}, ${params.questionSetId}, ${guideline.id}, ${guideline.replaces_guideline_id}, ${body.base_version_id})
-          returning *`
+        const row = await insertDiffRun(tx, tenantId, {
+          id, questionSetId: params.questionSetId, guidelineId: guideline.id, previousGuidelineId: guideline.replaces_guideline_id, baseVersionId: body.base_version_id,
+        })
         await enqueueDiffRun(tx, tenantId, id)
-        return { status: 202, body: renderDiffRun(row!), location: diffRunPath(params.questionSetId, id) }
+        return { status: 202, body: renderDiffRun(row), location: diffRunPath(params.questionSetId, id) }
       })
       return replyWith(set, result) as ReturnType<typeof renderDiffRun>
     }, {
@@ -62,17 +60,13 @@ export function diffRunRoutes(deps: AppDeps) {
         responses: responses({ 202: DiffRun }, [...PATH_PROBLEMS, ...BODY_PROBLEMS, ...RATE_PROBLEMS, 'conflict', 'idempotency_conflict']),
       },
     })
+    // No withQuery: the frozen OpenAPI document has never listed this query (registered under a {param} path).
     .get('/v1/question-sets/:questionSetId/diff-runs', async ({ principal, params, query }) => {
       const tenantId = tenantOf(principal)
       const q = readQuery(RunListQuery, query)
       if (!(await findQuestionSet(sql, tenantId, params.questionSetId))) throw problems.notFound('question set')
-      const limit = q.limit ?? 50
-      const scope = cursorScope(tenantId, `diff-runs|${params.questionSetId}`)
-      const after = q.cursor !== undefined ? cursors.decode(q.cursor, scope) : null
-      const rows = await sql<DiffRunRow[]>`
-        select * from diff_runs where tenant_id = ${tenantId} and question_set_id = ${params.questionSetId}
-        ${after !== null ? sql`and id < ${after}` : sql``} order by id desc limit ${limit + 1}`
-      return cursors.page(rows, limit, scope, (r) => r.id, renderDiffRun)
+      const list = cursors.open(q, cursorScope(tenantId, `diff-runs|${params.questionSetId}`))
+      return list.page(await listDiffRuns(sql, tenantId, params.questionSetId, list), (r) => r.id, renderDiffRun)
     }, {
       access: QUESTION_SET_READ,
       params: QuestionSetParams,

@@ -1,7 +1,8 @@
 /**
  * Documents of a case: upload start (a presigned PUT), complete (begins ingestion), reingest,
- * list, read, blocks and download. Owns the routes over `documents` and `document_blocks`; the
- * bytes themselves arrive at the upload URL (uploads.ts or the S3 bucket).
+ * list, read, blocks and download. The routes over `documents` and `document_blocks`, whose SQL is
+ * the store's (server/documents/store.ts); the bytes themselves arrive at the upload URL
+ * (uploads.ts or the S3 bucket).
  */
 import { Elysia, t } from 'elysia'
 import { create as contentDisposition } from 'content-disposition'
@@ -9,18 +10,20 @@ import type { AppDeps } from '../deps'
 import type { Principal } from '../auth/principal'
 import { accessControl, ANY_ROLE, CASE_WRITERS, tenantOf } from '../auth/access'
 import { ProblemError, problems } from '../http/problem'
-import { documentQuery, readQuery } from '../http/query'
+import { readQuery } from '../http/query'
 import { idempotencyKeyOf, runIdempotent, replyWith } from '../http/idempotency'
 import { consumeRate, RATE_PROBLEMS } from '../http/rate-limit'
 import { BODY_PROBLEMS, LIST_PROBLEMS, PATH_PROBLEMS, responses } from '../http/docs'
 import { cursorScope } from '../http/pagination'
 import { ScenarioParams, PageOf } from '../../schemas/common'
 import { Block, BlockListQuery, Document, DocumentComplete, DocumentCreate, DocumentCreated, DocumentListQuery, DocumentParams } from '../../schemas/document'
-import { findScenario } from './scenarios'
+import { findScenario } from '../scenarios/store'
 import { essenceOf, findFileType } from '../documents/registry'
 import { tooLarge, verifyStoredBytes } from '../documents/intake'
 import { enqueueIngestion, DOCUMENT_INGESTION } from '../documents/ingestion'
-import { findDocument, renderBlock, renderDocument, setDocumentStatus, type BlockRow, type DocumentRow, type DocumentStatus } from '../documents/store'
+import {
+  findDocument, insertDocument, listBlocks, listDocuments, markBytesVerified, renderBlock, renderDocument, setDocumentStatus, type DocumentStatus,
+} from '../documents/store'
 import { UPLOAD_URL_TTL_SECONDS } from '../storage/blob-store'
 import { subscribeInline, type InlineNotification } from '../notifications/inline'
 import { appendCaseEvent } from '../events/log'
@@ -39,8 +42,6 @@ const documentPath = (scenarioId: string, documentId: string) => `/v1/scenarios/
 /** Document routes. */
 export function documentRoutes(deps: AppDeps) {
   const { sql, cursors, blobs, config } = deps
-  documentQuery('GET', '/v1/scenarios/{scenarioId}/documents', DocumentListQuery)
-  documentQuery('GET', '/v1/scenarios/{scenarioId}/documents/{documentId}/blocks', BlockListQuery)
 
   /** Moves a document to processing and enqueues its ingestion: the work of complete and reingest. */
   const startIngestion = async (principal: Principal, tenantId: string, params: { scenarioId: string; documentId: string }, body: { notifications?: InlineNotification[] } | null | undefined, request: Request, path: string, allowed: readonly DocumentStatus[]) =>
@@ -74,14 +75,14 @@ export function documentRoutes(deps: AppDeps) {
         const expiresAt = new Date(Math.floor(Date.now() / 1000) * 1000 + UPLOAD_URL_TTL_SECONDS * 1000)
         const sha256 = body.checksum_sha256?.toLowerCase()
         const upload = await blobs.presignUpload({ tenantId, documentId: id, contentType: type.contentType, size: body.size_bytes, sha256, expiresAt })
-        const [row] = await tx<DocumentRow[]>`
-          insert into documents (tenant_id, id, scenario_id, filename, content_type, size_bytes, checksum_sha256, blob_key)
-          values (${tenantId}, ${id}, ${params.scenarioId}, ${body.filename}, ${type.contentType}, ${body.size_bytes}, ${sha256 ?? null}, ${upload.key ?? null})
-          returning *`
+        const row = await insertDocument(tx, tenantId, {
+          id, scenarioId: params.scenarioId, filename: body.filename, contentType: type.contentType, sizeBytes: body.size_bytes,
+          sha256: sha256 ?? null, blobKey: upload.key ?? null,
+        })
         await appendCaseEvent(tx, { tenantId, scenarioId: params.scenarioId, type: 'document.status', data: { document_id: id, status: 'awaiting_upload' } })
         return {
           status: 201,
-          body: { ...renderDocument(row!), upload: { method: upload.method, url: upload.url, headers: upload.headers, expires_at: expiresAt.toISOString() } },
+          body: { ...renderDocument(row), upload: { method: upload.method, url: upload.url, headers: upload.headers, expires_at: expiresAt.toISOString() } },
           location: documentPath(params.scenarioId, id),
         }
       })
@@ -104,9 +105,7 @@ export function documentRoutes(deps: AppDeps) {
       // before the transaction: a refusal deletes them and leaves the document awaiting upload.
       if (doc.status === 'awaiting_upload' && !doc.bytes_verified) {
         await verifyStoredBytes(blobs, doc, config.maxUploadBytes)
-        await sql`
-          update documents set bytes_verified = true, uploaded_at = coalesce(uploaded_at, now()), updated_at = now()
-          where tenant_id = ${tenantId} and id = ${doc.id} and status = 'awaiting_upload'`
+        await markBytesVerified(sql, tenantId, doc.id)
       }
       const result = await startIngestion(principal, tenantId, params, body, request, path, ['awaiting_upload'])
       return replyWith(set, result) as Record<string, unknown>
@@ -134,21 +133,13 @@ export function documentRoutes(deps: AppDeps) {
         responses: responses({ 202: Document }, [...BODY_PROBLEMS, ...PATH_PROBLEMS, ...RATE_PROBLEMS, 'conflict', 'idempotency_conflict']),
       },
     })
+    // No withQuery: the frozen OpenAPI document has never listed this query (registered under a {param} path).
     .get('/v1/scenarios/:scenarioId/documents', async ({ principal, params, query }) => {
       const tenantId = tenantOf(principal)
       const q = readQuery(DocumentListQuery, query)
       if (!(await findScenario(sql, tenantId, params.scenarioId))) throw problems.notFound('scenario')
-      const limit = q.limit ?? 50
-      const scope = cursorScope(tenantId, `documents|${params.scenarioId}|${q.status ?? ''}`)
-      const after = q.cursor !== undefined ? cursors.decode(q.cursor, scope) : null
-      const rows = await sql<DocumentRow[]>`
-        select * from documents
-        where tenant_id = ${tenantId} and scenario_id = ${params.scenarioId}
-          ${after !== null ? sql`and id < ${after}` : sql``}
-          ${q.status !== undefined ? sql`and status = ${q.status}` : sql``}
-        order by id desc
-        limit ${limit + 1}`
-      return cursors.page(rows, limit, scope, (r) => r.id, renderDocument)
+      const list = cursors.open(q, cursorScope(tenantId, `documents|${params.scenarioId}|${q.status ?? ''}`))
+      return list.page(await listDocuments(sql, tenantId, params.scenarioId, q.status, list), (r) => r.id, renderDocument)
     }, {
       access: READ,
       params: ScenarioParams,
@@ -163,23 +154,14 @@ export function documentRoutes(deps: AppDeps) {
       params: DocumentParams,
       detail: { summary: 'Read a document', tags: TAGS, responses: responses({ 200: Document }, PATH_PROBLEMS) },
     })
+    // No withQuery: the frozen OpenAPI document has never listed this query (registered under a {param} path).
     .get('/v1/scenarios/:scenarioId/documents/:documentId/blocks', async ({ principal, params, query }) => {
       const tenantId = tenantOf(principal)
       const q = readQuery(BlockListQuery, query)
       const doc = await findDocument(sql, tenantId, params.scenarioId, params.documentId)
       if (!doc) throw problems.notFound('document')
-      const limit = q.limit ?? 50
-      const scope = cursorScope(tenantId, `blocks|${doc.id}|${q.page ?? ''}`)
-      const after = q.cursor !== undefined ? Number(cursors.decode(q.cursor, scope)) : null
-      const rows = await sql<BlockRow[]>`
-        select id, position, page, kind, text, char_start, char_end, source, confidence, cells, sheet
-        from document_blocks
-        where tenant_id = ${tenantId} and document_id = ${doc.id}
-          ${after !== null ? sql`and position > ${after}` : sql``}
-          ${q.page !== undefined ? sql`and page = ${q.page}` : sql``}
-        order by position
-        limit ${limit + 1}`
-      return cursors.page(rows, limit, scope, (r) => String(r.position), (r) => renderBlock(r, doc.id))
+      const list = cursors.open(q, cursorScope(tenantId, `blocks|${doc.id}|${q.page ?? ''}`))
+      return list.page(await listBlocks(sql, tenantId, doc.id, q.page, list), (r) => String(r.position), (r) => renderBlock(r, doc.id))
     }, {
       access: READ,
       params: DocumentParams,

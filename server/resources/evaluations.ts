@@ -8,7 +8,7 @@ import type { AppDeps } from '../deps'
 import type { Tx } from '../db/connect'
 import { accessControl, ANY_ROLE, CASE_WRITERS, tenantOf, type AccessRule } from '../auth/access'
 import { problems } from '../http/problem'
-import { documentQuery, readQuery } from '../http/query'
+import { readQuery, withQuery } from '../http/query'
 import { idempotencyKeyOf, runIdempotent, replyWith } from '../http/idempotency'
 import { consumeRate, RATE_PROBLEMS } from '../http/rate-limit'
 import { BODY_PROBLEMS, LIST_PROBLEMS, PATH_PROBLEMS, responses } from '../http/docs'
@@ -19,7 +19,7 @@ import { enqueue } from '../../jobs/define'
 import { budgetExceeded, budgetReached } from '../authoring/budgets'
 import { PageOf, ScenarioParams } from '../../schemas/common'
 import { CancelRequest, EvaluateRequest, Evaluation, EvaluationListQuery, EvaluationParams } from '../../schemas/evaluation'
-import { findScenario, type ScenarioRow } from './scenarios'
+import { findScenario, type ScenarioRow } from '../scenarios/store'
 import { findQuestionSet, findVersionById, newestPublishedVersion, type VersionRow } from '../question-sets/store'
 import { evaluationPath, findEvaluation, insertEvaluation, listEvaluations, markCaseEvaluating, renderEvaluation } from '../evaluation/store'
 import { endEvaluation, EvaluationRunJob, statusEvent } from '../evaluation/run'
@@ -57,7 +57,6 @@ async function pinVersion(tx: Tx, tenantId: string, scenario: ScenarioRow, body:
 export function evaluationRoutes(deps: AppDeps) {
   const { sql, cursors } = deps
   const engine = deps.config.modelUrl ? 'model' as const : 'builtin' as const
-  documentQuery('GET', '/v1/scenarios/:scenarioId/evaluations', EvaluationListQuery)
 
   return new Elysia({ name: 'evaluations' })
     .use(accessControl(deps.authenticate))
@@ -98,15 +97,13 @@ export function evaluationRoutes(deps: AppDeps) {
       const tenantId = tenantOf(principal)
       const q = readQuery(EvaluationListQuery, query)
       if (!(await findScenario(sql, tenantId, params.scenarioId))) throw problems.notFound('scenario')
-      const limit = q.limit ?? 50
-      const scope = cursorScope(tenantId, `evaluations|${params.scenarioId}`)
-      const after = q.cursor !== undefined ? cursors.decode(q.cursor, scope) : null
-      const rows = await listEvaluations(sql, tenantId, params.scenarioId, after, limit)
-      return cursors.page(rows, limit, scope, (r) => r.id, renderEvaluation)
+      const list = cursors.open(q, cursorScope(tenantId, `evaluations|${params.scenarioId}`))
+      const rows = await listEvaluations(sql, tenantId, params.scenarioId, list.after, list.limit)
+      return list.page(rows, (r) => r.id, renderEvaluation)
     }, {
       access: EVALUATION_READ,
       params: ScenarioParams,
-      detail: { summary: 'List the evaluations of a case, newest first', tags: ['Evaluations'], responses: responses({ 200: PageOf(Evaluation) }, [...PATH_PROBLEMS, ...LIST_PROBLEMS]) },
+      detail: withQuery(EvaluationListQuery, { summary: 'List the evaluations of a case, newest first', tags: ['Evaluations'], responses: responses({ 200: PageOf(Evaluation) }, [...PATH_PROBLEMS, ...LIST_PROBLEMS]) }),
     })
     .get('/v1/scenarios/:scenarioId/evaluations/:evaluationId', async ({ principal, params }) => {
       const row = await findEvaluation(sql, tenantOf(principal), params.scenarioId, params.evaluationId)

@@ -9,7 +9,7 @@ import { accessControl, ANY_ROLE, tenantOf } from '../auth/access'
 import { ProblemError, problems } from '../http/problem'
 import { PATH_PROBLEMS, problemResponses } from '../http/docs'
 import { ScenarioParams } from '../../schemas/common'
-import { findScenario } from './scenarios'
+import { findScenario } from '../scenarios/store'
 
 /** The position a reconnecting client resumes after: 0 (everything) without Last-Event-ID. */
 function lastEventIdOf(request: Request): number {

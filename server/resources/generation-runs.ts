@@ -8,7 +8,7 @@ import { Elysia, t } from 'elysia'
 import type { AppDeps } from '../deps'
 import { accessControl, tenantOf } from '../auth/access'
 import { problems } from '../http/problem'
-import { documentQuery, readQuery } from '../http/query'
+import { readQuery } from '../http/query'
 import { idempotencyKeyOf, runIdempotent, replyWith } from '../http/idempotency'
 import { consumeRate, RATE_PROBLEMS } from '../http/rate-limit'
 import { BODY_PROBLEMS, LIST_PROBLEMS, PATH_PROBLEMS, responses } from '../http/docs'
@@ -22,7 +22,7 @@ import { versionPath } from '../question-sets/publish'
 import { QUESTION_SET_READ, QUESTION_SET_WRITE } from './question-sets'
 import { findGuideline } from '../authoring/guidelines'
 import { budgetExceeded, budgetReached } from '../authoring/budgets'
-import { findRun, renderRun, runPath, setRunStatus, type RunRow } from '../authoring/generation-store'
+import { findRun, insertRun, listRuns, renderRun, runPath, setRunStatus } from '../authoring/generation-store'
 import { endRun, enqueueGeneration, GENERATION_RUN } from '../authoring/generation-run'
 import { acceptDrafts } from '../authoring/accept'
 
@@ -31,7 +31,6 @@ const TAGS = ['Generation runs']
 /** Generation-run routes. */
 export function generationRunRoutes(deps: AppDeps) {
   const { sql, cursors, config } = deps
-  documentQuery('GET', '/v1/question-sets/{questionSetId}/generation-runs', RunListQuery)
 
   return new Elysia({ name: 'generation-runs' })
     .use(accessControl(deps.authenticate))
@@ -51,12 +50,9 @@ export function generationRunRoutes(deps: AppDeps) {
         await consumeRate(deps, tenantId, 'run', tx)
         const id = Bun.randomUUIDv7()
         await subscribeInline(tx, principal, { tenantId, taskKind: GENERATION_RUN, taskId: id, items: body.notifications })
-        const [row] = await tx<RunRow[]>`
-          insert into generation_runs (tenant_id, id, question_set_id, guideline_ids, generator)
-          values (${tenantId}, ${id}, ${params.questionSetId}, ${ids}::uuid[], ${generator})
-          returning *`
+        const row = await insertRun(tx, tenantId, { id, questionSetId: params.questionSetId, guidelineIds: ids, generator })
         await enqueueGeneration(tx, tenantId, id)
-        return { status: 202, body: await renderRun(tx, row!), location: runPath(params.questionSetId, id) }
+        return { status: 202, body: await renderRun(tx, row), location: runPath(params.questionSetId, id) }
       })
       return replyWith(set, result) as Record<string, unknown>
     }, {
@@ -69,18 +65,13 @@ export function generationRunRoutes(deps: AppDeps) {
         responses: responses({ 202: GenerationRun }, [...PATH_PROBLEMS, ...BODY_PROBLEMS, ...RATE_PROBLEMS, 'budget_exceeded', 'conflict', 'idempotency_conflict']),
       },
     })
+    // No withQuery: the frozen OpenAPI document has never listed this query (registered under a {param} path).
     .get('/v1/question-sets/:questionSetId/generation-runs', async ({ principal, params, query }) => {
       const tenantId = tenantOf(principal)
       const q = readQuery(RunListQuery, query)
       if (!(await findQuestionSet(sql, tenantId, params.questionSetId))) throw problems.notFound('question set')
-      const limit = q.limit ?? 50
-      const scope = cursorScope(tenantId, `generation-runs|${params.questionSetId}`)
-      const after = q.cursor !== undefined ? cursors.decode(q.cursor, scope) : null
-      const rows = await sql<RunRow[]>`
-        select * from generation_runs
-        where tenant_id = ${tenantId} and question_set_id = ${params.questionSetId} ${after !== null ? sql`and id < ${after}` : sql``}
-        order by id desc limit ${limit + 1}`
-      const page = cursors.page(rows, limit, scope, (r) => r.id, (r) => r)
+      const list = cursors.open(q, cursorScope(tenantId, `generation-runs|${params.questionSetId}`))
+      const page = list.page(await listRuns(sql, tenantId, params.questionSetId, list), (r) => r.id, (r) => r)
       return { items: await Promise.all(page.items.map((r) => renderRun(sql, r))), next_cursor: page.next_cursor }
     }, {
       access: QUESTION_SET_READ,

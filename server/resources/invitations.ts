@@ -1,69 +1,31 @@
 /**
- * Invitations: how a person becomes a member. Owns the `invitations` table. A human-only surface:
+ * Invitation routes: how a person becomes a member. A human-only surface:
  * an operator invites a workspace's first administrator, the workspace's admins invite everyone.
  * Posting is convergent (at most one pending invitation per address; a repeat returns it and sends
  * no second email). The invitee gets an email with a single-use acceptance token, stored only as
  * its SHA-256 and valid 7 days; `POST /v1/invitations/accept {token}` with the invitee's own user
  * token binds that subject as an active member.
  */
-import { createHash, randomBytes } from 'node:crypto'
 import { Elysia } from 'elysia'
 import type { AppDeps } from '../deps'
 import type { Tx } from '../db/connect'
 import { accessControl } from '../auth/access'
 import type { Principal, Role } from '../auth/principal'
 import { ProblemError, problems } from '../http/problem'
-import { documentQuery, readQuery } from '../http/query'
+import { readQuery, withQuery } from '../http/query'
 import { BODY_PROBLEMS, LIST_PROBLEMS, PATH_PROBLEMS, responses } from '../http/docs'
 import { cursorScope } from '../http/pagination'
 import { PageOf } from '../../schemas/common'
 import { Invitation, InvitationAccept, InvitationAccepted, InvitationCreate, InvitationListQuery, InvitationParams, TenantParams } from '../../schemas/user'
-import { findTenant, renderTenant, type TenantRow } from './tenants'
-import { addMember, isEmail, renderUser } from './users'
-import { actorOf, appendAudit } from './audit'
+import { findTenant, renderTenant, type TenantRow } from '../workspaces/tenants-store'
+import { activeMemberByEmail, addMember, isEmail, renderUser } from '../workspaces/users-store'
+import { actorOf, appendAudit } from '../workspaces/audit-store'
+import {
+  expireLapsedInvitations, findPendingInvitation, insertInvitation, listInvitations, lockInvitation, lockInvitationByToken,
+  markInvitationAccepted, markInvitationMailed, mintInvitationToken, reclaimInvitationMail, releaseInvitationMail,
+  renderInvitation, setInvitationRevoked, type InvitationRow,
+} from '../workspaces/invitations-store'
 import { formatInZone, workspaceTimeZone } from '../local-time'
-
-/** How long an invitation can be accepted. */
-export const INVITATION_TTL_DAYS = 7
-/** A sender that has not finished within this many seconds no longer holds the email. */
-const MAIL_CLAIM_SECONDS = 60
-
-/** A row of `invitations` (never the token hash). */
-export interface InvitationRow {
-  tenant_id: string
-  id: string
-  email: string
-  role: Role
-  status: 'pending' | 'accepted' | 'revoked' | 'expired'
-  expires_at: Date
-  mailed_at: Date | null
-  accepted_at: Date | null
-  created_at: Date
-}
-
-const COLUMNS = (sql: Tx) => sql`tenant_id, id, email, role, status, expires_at, mailed_at, accepted_at, created_at`
-
-/** The API shape of an invitation. */
-export function renderInvitation(row: InvitationRow) {
-  return {
-    id: row.id,
-    tenant_id: row.tenant_id,
-    email: row.email,
-    role: row.role,
-    status: row.status,
-    expires_at: row.expires_at.toISOString(),
-    ...(row.accepted_at ? { accepted_at: row.accepted_at.toISOString() } : {}),
-    created_at: row.created_at.toISOString(),
-  }
-}
-
-/** A fresh acceptance token and its stored hash. */
-function mintToken(): { token: string; hash: Buffer } {
-  const token = `inv_${randomBytes(32).toString('base64url')}`
-  return { token, hash: hashToken(token) }
-}
-
-const hashToken = (token: string) => createHash('sha256').update(token).digest()
 
 /**
  * The workspace an inviter may manage: operators any workspace, an admin only their own (another
@@ -83,8 +45,7 @@ async function managedTenant(sql: Tx, p: Principal, tenantId: string): Promise<T
  * membership to another subject. A deactivated member may be invited back.
  */
 async function refuseActiveMember(tx: Tx, tenantId: string, email: string, exceptSub?: string): Promise<void> {
-  const [member] = await tx<{ sub: string | null }[]>`
-    select sub from users where tenant_id = ${tenantId} and lower(email) = lower(${email}) and status = 'active'`
+  const member = await activeMemberByEmail(tx, tenantId, email)
   if (member && member.sub !== exceptSub) throw problems.conflict('This address belongs to an active member of the workspace.')
 }
 
@@ -115,7 +76,6 @@ function invitationMail(deps: AppDeps, tenant: TenantRow, row: InvitationRow, to
 /** Invitation routes: create, list and revoke per workspace; accept with the token. */
 export function invitationRoutes(deps: AppDeps) {
   const { sql, cursors } = deps
-  documentQuery('GET', '/v1/tenants/:tenantId/invitations', InvitationListQuery)
   const inviters = { roles: ['admin'], operator: true, humanOnly: true } as const
 
   return new Elysia({ name: 'invitations' })
@@ -128,46 +88,32 @@ export function invitationRoutes(deps: AppDeps) {
       if (actsAsOperator(principal, tenant.id) && role !== 'admin') {
         throw problems.forbidden("Operators invite a workspace's administrators; its admins invite everyone else.")
       }
-      const minted = mintToken()
+      const minted = mintInvitationToken()
       const outcome = await sql.begin(async (tx) => {
         await refuseActiveMember(tx, tenant.id, body.email)
-        await tx`
-          update invitations set status = 'expired', updated_at = now()
-          where tenant_id = ${tenant.id} and lower(email) = lower(${body.email}) and status = 'pending' and expires_at <= now()`
-        const [created] = await tx<InvitationRow[]>`
-          insert into invitations (tenant_id, id, email, role, token_hash, expires_at, invited_by, mail_claimed_at)
-          values (${tenant.id}, ${Bun.randomUUIDv7()}, ${body.email}, ${role}, ${minted.hash},
-                  now() + make_interval(days => ${INVITATION_TTL_DAYS}), ${tx.json(actorOf(principal) as never)}, now())
-          on conflict (tenant_id, lower(email)) where status = 'pending' do nothing
-          returning ${COLUMNS(tx)}`
+        await expireLapsedInvitations(tx, tenant.id, body.email)
+        const created = await insertInvitation(tx, tenant.id, { email: body.email, role, tokenHash: minted.hash, invitedBy: actorOf(principal) })
         if (created) {
           await appendAudit(tx, tenant.id, 'invitation.created', actorOf(principal), { invitation_id: created.id, email: created.email, role: created.role })
           return { row: created, created: true, send: true }
         }
-        const [pending] = await tx<InvitationRow[]>`
-          select ${COLUMNS(tx)} from invitations
-          where tenant_id = ${tenant.id} and lower(email) = lower(${body.email}) and status = 'pending'`
+        const pending = await findPendingInvitation(tx, tenant.id, body.email)
         if (!pending) throw problems.conflict('The invitation is being changed by another request; retry.')
         if (pending.role !== role) {
           throw problems.conflict(`A pending invitation for this address has the role ${pending.role}; revoke it first to invite with another role.`)
         }
         // An earlier email that was never sent (its sender failed) is sent now, with a fresh token.
-        const [reclaimed] = await tx`
-          update invitations set token_hash = ${minted.hash}, mail_claimed_at = now(), updated_at = now()
-          where tenant_id = ${tenant.id} and id = ${pending.id} and mailed_at is null
-            and (mail_claimed_at is null or mail_claimed_at < now() - make_interval(secs => ${MAIL_CLAIM_SECONDS}))
-          returning id`
-        return { row: pending, created: false, send: reclaimed !== undefined }
+        return { row: pending, created: false, send: await reclaimInvitationMail(tx, tenant.id, pending.id, minted.hash) }
       })
       if (outcome.send) {
         try {
           await deps.mailer.send(invitationMail(deps, tenant, outcome.row, minted.token, await workspaceTimeZone(sql, tenant.id)))
         } catch (e) {
-          await sql`update invitations set mail_claimed_at = null where tenant_id = ${tenant.id} and id = ${outcome.row.id}`
+          await releaseInvitationMail(sql, tenant.id, outcome.row.id)
           deps.log.error('invitation email failed', { invitation_id: outcome.row.id, error: (e as Error).message })
           throw new ProblemError('unavailable', 'The invitation is saved but its email could not be sent; post the same invitation again to retry.', { retryAfterSeconds: 30 })
         }
-        await sql`update invitations set mailed_at = now() where tenant_id = ${tenant.id} and id = ${outcome.row.id}`
+        await markInvitationMailed(sql, tenant.id, outcome.row.id)
       }
       set.status = outcome.created ? 201 : 200
       set.headers.location = `/v1/tenants/${tenant.id}/invitations/${outcome.row.id}`
@@ -188,39 +134,24 @@ export function invitationRoutes(deps: AppDeps) {
     .get('/v1/tenants/:tenantId/invitations', async ({ principal, params, query }) => {
       const tenant = await managedTenant(sql, principal, params.tenantId)
       const q = readQuery(InvitationListQuery, query)
-      const limit = q.limit ?? 50
-      const scope = cursorScope(tenant.id, `invitations|${tenant.id}|${q.status ?? ''}`)
-      const after = q.cursor !== undefined ? cursors.decode(q.cursor, scope) : null
-      await sql`
-        update invitations set status = 'expired', updated_at = now()
-        where tenant_id = ${tenant.id} and status = 'pending' and expires_at <= now()`
-      const rows = await sql<InvitationRow[]>`
-        select ${COLUMNS(sql)} from invitations
-        where tenant_id = ${tenant.id}
-          ${after !== null ? sql`and id < ${after}` : sql``}
-          ${q.status !== undefined ? sql`and status = ${q.status}` : sql``}
-        order by id desc
-        limit ${limit + 1}`
-      return cursors.page(rows, limit, scope, (r) => r.id, renderInvitation)
+      const list = cursors.open(q, cursorScope(tenant.id, `invitations|${tenant.id}|${q.status ?? ''}`))
+      await expireLapsedInvitations(sql, tenant.id)
+      return list.page(await listInvitations(sql, tenant.id, q.status, list), (r) => r.id, renderInvitation)
     }, {
       access: inviters,
       params: TenantParams,
-      detail: { summary: "A workspace's invitations (human-only)", tags: ['Invitations'], responses: responses({ 200: PageOf(Invitation) }, [...PATH_PROBLEMS, ...LIST_PROBLEMS]) },
+      detail: withQuery(InvitationListQuery, { summary: "A workspace's invitations (human-only)", tags: ['Invitations'], responses: responses({ 200: PageOf(Invitation) }, [...PATH_PROBLEMS, ...LIST_PROBLEMS]) }),
     })
     .post('/v1/tenants/:tenantId/invitations/:invitationId/revoke', async ({ principal, params }) => {
       const tenant = await managedTenant(sql, principal, params.tenantId)
       return sql.begin(async (tx) => {
-        const [row] = await tx<InvitationRow[]>`
-          select ${COLUMNS(tx)} from invitations where tenant_id = ${tenant.id} and id = ${params.invitationId} for update`
+        const row = await lockInvitation(tx, tenant.id, params.invitationId)
         if (!row) throw problems.notFound('invitation')
         if (row.status === 'revoked') return renderInvitation(row)
         if (row.status !== 'pending') throw problems.conflict(`The invitation is ${row.status}; only a pending invitation can be revoked.`)
-        const [revoked] = await tx<InvitationRow[]>`
-          update invitations set status = 'revoked', updated_at = now()
-          where tenant_id = ${tenant.id} and id = ${row.id}
-          returning ${COLUMNS(tx)}`
+        const revoked = await setInvitationRevoked(tx, tenant.id, row.id)
         await appendAudit(tx, tenant.id, 'invitation.revoked', actorOf(principal), { invitation_id: row.id, email: row.email })
-        return renderInvitation(revoked!)
+        return renderInvitation(revoked)
       })
     }, {
       access: inviters,
@@ -232,8 +163,7 @@ export function invitationRoutes(deps: AppDeps) {
         throw problems.conflict('This subject is already a member of a workspace.')
       }
       return sql.begin(async (tx) => {
-        const [row] = await tx<InvitationRow[]>`
-          select ${COLUMNS(tx)} from invitations where token_hash = ${hashToken(body.token)} for update`
+        const row = await lockInvitationByToken(tx, body.token)
         if (!row || row.status !== 'pending' || row.expires_at.getTime() <= Date.now()) {
           throw problems.notFound('pending invitation for this token')
         }
@@ -243,9 +173,7 @@ export function invitationRoutes(deps: AppDeps) {
         if (tenant.organization_id !== null && principal.organization !== tenant.organization_id) throw problems.unauthorized()
         await refuseActiveMember(tx, tenant.id, row.email, principal.sub)
         const user = await addMember(tx, tenant.id, { email: row.email, sub: principal.sub, role: row.role })
-        await tx`
-          update invitations set status = 'accepted', accepted_at = now(), accepted_user_id = ${user.id}, updated_at = now()
-          where tenant_id = ${tenant.id} and id = ${row.id}`
+        await markInvitationAccepted(tx, tenant.id, row.id, user.id)
         await appendAudit(tx, tenant.id, 'invitation.accepted', { kind: 'user', id: user.id }, { invitation_id: row.id, user_id: user.id, role: user.role })
         return { tenant: renderTenant(tenant), user: renderUser(user) }
       })

@@ -10,11 +10,11 @@ import type { AppDeps } from '../deps'
 import type { Tx } from '../db/connect'
 import { accessControl } from '../auth/access'
 import { problems } from '../http/problem'
-import { documentQuery, readQuery } from '../http/query'
+import { readQuery, withQuery } from '../http/query'
 import { BODY_PROBLEMS, LIST_PROBLEMS, PATH_PROBLEMS, responses } from '../http/docs'
 import { cursorScope } from '../http/pagination'
-import { actorOf } from './audit'
-import { findTenant } from './tenants'
+import { actorOf } from '../workspaces/audit-store'
+import { findTenant } from '../workspaces/tenants-store'
 import { PageOf } from '../../schemas/common'
 import { TenantParams } from '../../schemas/user'
 import {
@@ -39,15 +39,12 @@ export async function workspaceOr404(sql: Tx, id: string) {
 /** Operator routes. */
 export function operatorRoutes(deps: AppDeps) {
   const { sql, cursors } = deps
-  documentQuery('GET', '/v1/operator/costs', CostsQuery)
-  documentQuery('GET', '/v1/operator/workspaces/:tenantId/billing-contracts', ContractListQuery)
-  documentQuery('GET', '/v1/operator/workspaces/:tenantId/billing-usage', UsageQuery)
 
   return new Elysia({ name: 'operator' })
     .use(accessControl(deps.authenticate))
     .get('/v1/operator/costs', async ({ query }) => platformCosts(sql, readQuery(CostsQuery, query).period), {
       access: OPERATORS,
-      detail: { summary: 'Platform cost figures: model cost, tokens and usage by workspace for a UTC month (operators; outside the /v1 promise)', tags: TAGS, responses: responses({ 200: PlatformCosts }, ['malformed', 'validation']) },
+      detail: withQuery(CostsQuery, { summary: 'Platform cost figures: model cost, tokens and usage by workspace for a UTC month (operators; outside the /v1 promise)', tags: TAGS, responses: responses({ 200: PlatformCosts }, ['malformed', 'validation']) }),
     })
     .get('/v1/operator/caches', () => cacheFigures(deps), {
       access: OPERATORS,
@@ -78,14 +75,12 @@ export function operatorRoutes(deps: AppDeps) {
     .get('/v1/operator/workspaces/:tenantId/billing-contracts', async ({ params, query }) => {
       const tenant = await workspaceOr404(sql, params.tenantId)
       const q = readQuery(ContractListQuery, query)
-      const limit = q.limit ?? 50
-      const scope = cursorScope(tenant.id, `operator-billing-contracts|${tenant.id}`)
-      const after = q.cursor !== undefined ? cursors.decode(q.cursor, scope) : null
-      return cursors.page(await listContracts(sql, tenant.id, after, limit), limit, scope, (r) => r.id, renderContract)
+      const list = cursors.open(q, cursorScope(tenant.id, `operator-billing-contracts|${tenant.id}`))
+      return list.page(await listContracts(sql, tenant.id, list.after, list.limit), (r) => r.id, renderContract)
     }, {
       access: OPERATORS,
       params: TenantParams,
-      detail: { summary: "A workspace's billing contracts, newest first (operators; outside the /v1 promise)", tags: TAGS, responses: responses({ 200: PageOf(Contract) }, [...PATH_PROBLEMS, ...LIST_PROBLEMS]) },
+      detail: withQuery(ContractListQuery, { summary: "A workspace's billing contracts, newest first (operators; outside the /v1 promise)", tags: TAGS, responses: responses({ 200: PageOf(Contract) }, [...PATH_PROBLEMS, ...LIST_PROBLEMS]) }),
     })
     .post('/v1/operator/workspaces/:tenantId/billing-contracts/:contractId/end', async ({ principal, params, body }) => {
       const row = await sql.begin(async (tx) => {
@@ -107,6 +102,6 @@ export function operatorRoutes(deps: AppDeps) {
     }, {
       access: OPERATORS,
       params: TenantParams,
-      detail: { summary: "A workspace's rated usage of a period, as GET /v1/billing/usage shows it (operators; outside the /v1 promise)", tags: TAGS, responses: responses({ 200: RatedUsage }, [...PATH_PROBLEMS, 'validation']) },
+      detail: withQuery(UsageQuery, { summary: "A workspace's rated usage of a period, as GET /v1/billing/usage shows it (operators; outside the /v1 promise)", tags: TAGS, responses: responses({ 200: RatedUsage }, [...PATH_PROBLEMS, 'validation']) }),
     })
 }

@@ -9,7 +9,7 @@ import type { AppDeps } from '../deps'
 import type { Principal } from '../auth/principal'
 import { accessControl, tenantOf } from '../auth/access'
 import { ProblemError, problems } from '../http/problem'
-import { documentQuery, readQuery } from '../http/query'
+import { readQuery, withQuery } from '../http/query'
 import { idempotencyKeyOf, runIdempotent, replyWith } from '../http/idempotency'
 import { consumeRate, RATE_PROBLEMS } from '../http/rate-limit'
 import { BODY_PROBLEMS, LIST_PROBLEMS, PATH_PROBLEMS, responses } from '../http/docs'
@@ -26,8 +26,9 @@ import { UPLOAD_URL_TTL_SECONDS } from '../storage/blob-store'
 import { subscribeInline, type InlineNotification } from '../notifications/inline'
 import { QUESTION_SET_READ, QUESTION_SET_WRITE } from './question-sets'
 import {
-  findGroup, findGroupGuideline, guidelinePath, renderGroup, renderGuideline, renderGuidelineBlock, selectGroups, setGuidelineStatus,
-  type GroupRow, type GuidelineBlockRow, type GuidelineRow, type GuidelineStatus,
+  findGroup, findGroupGuideline, guidelinePath, insertGroup, insertGuideline, listGroups, listGuidelineBlocks, listGuidelines,
+  markGuidelineBytesVerified, renderGroup, renderGuideline, renderGuidelineBlock, setGuidelineStatus, touchGroup,
+  type GuidelineStatus,
 } from '../authoring/guidelines'
 import { enqueueGuidelineIngestion, GUIDELINE_INGESTION } from '../authoring/guideline-ingestion'
 
@@ -37,9 +38,6 @@ const REINGESTABLE: readonly GuidelineStatus[] = ['ready', 'ready_degraded', 'fa
 /** Question-group and guideline routes. */
 export function questionGroupRoutes(deps: AppDeps) {
   const { sql, cursors, blobs, config } = deps
-  documentQuery('GET', '/v1/question-groups', QuestionGroupListQuery)
-  documentQuery('GET', '/v1/question-groups/{groupId}/guidelines', GuidelineListQuery)
-  documentQuery('GET', '/v1/question-groups/{groupId}/guidelines/{guidelineId}/blocks', GuidelineBlockListQuery)
 
   const startIngestion = (principal: Principal, tenantId: string, params: { groupId: string; guidelineId: string }, body: { notifications?: InlineNotification[] } | null | undefined, request: Request, path: string, allowed: readonly GuidelineStatus[]) =>
     runIdempotent({ sql, tenantId, method: 'POST', path, body: body ?? null, key: idempotencyKeyOf(request) }, async (tx) => {
@@ -65,7 +63,7 @@ export function questionGroupRoutes(deps: AppDeps) {
       if (body.name.trim() === '') throw problems.rule('name must contain a non-whitespace character.')
       const result = await runIdempotent({ sql, tenantId, method: 'POST', path, body, key: idempotencyKeyOf(request) }, async (tx) => {
         const id = Bun.randomUUIDv7()
-        await tx`insert into question_groups (tenant_id, id, name, description) values (${tenantId}, ${id}, ${body.name}, ${body.description ?? null})`
+        await insertGroup(tx, tenantId, { id, name: body.name, description: body.description ?? null })
         return { status: 201, body: renderGroup((await findGroup(tx, tenantId, id))!), location: `/v1/question-groups/${id}` }
       })
       return replyWith(set, result) as Record<string, unknown>
@@ -77,17 +75,11 @@ export function questionGroupRoutes(deps: AppDeps) {
     .get('/v1/question-groups', async ({ principal, query }) => {
       const tenantId = tenantOf(principal)
       const q = readQuery(QuestionGroupListQuery, query)
-      const limit = q.limit ?? 50
-      const scope = cursorScope(tenantId, 'question-groups')
-      const after = q.cursor !== undefined ? cursors.decode(q.cursor, scope) : null
-      const rows = await sql<GroupRow[]>`
-        ${selectGroups(sql)}
-        where g.tenant_id = ${tenantId} ${after !== null ? sql`and g.id < ${after}` : sql``}
-        order by g.id desc limit ${limit + 1}`
-      return cursors.page(rows, limit, scope, (r) => r.id, renderGroup)
+      const list = cursors.open(q, cursorScope(tenantId, 'question-groups'))
+      return list.page(await listGroups(sql, tenantId, list), (r) => r.id, renderGroup)
     }, {
       access: QUESTION_SET_READ,
-      detail: { summary: 'List question groups, newest first', tags: TAGS, responses: responses({ 200: PageOf(QuestionGroup) }, LIST_PROBLEMS) },
+      detail: withQuery(QuestionGroupListQuery, { summary: 'List question groups, newest first', tags: TAGS, responses: responses({ 200: PageOf(QuestionGroup) }, LIST_PROBLEMS) }),
     })
     .get('/v1/question-groups/:groupId', async ({ principal, params }) => {
       const row = await findGroup(sql, tenantOf(principal), params.groupId)
@@ -113,14 +105,14 @@ export function questionGroupRoutes(deps: AppDeps) {
         const expiresAt = new Date(Math.floor(Date.now() / 1000) * 1000 + UPLOAD_URL_TTL_SECONDS * 1000)
         const sha256 = body.checksum_sha256?.toLowerCase()
         const upload = await blobs.presignUpload({ tenantId, documentId: id, contentType: type.contentType, size: body.size_bytes, sha256, expiresAt })
-        const [row] = await tx<GuidelineRow[]>`
-          insert into guidelines (tenant_id, id, question_group_id, replaces_guideline_id, filename, content_type, size_bytes, checksum_sha256, blob_key)
-          values (${tenantId}, ${id}, ${params.groupId}, ${body.replaces_guideline_id ?? null}, ${body.filename}, ${type.contentType}, ${body.size_bytes}, ${sha256 ?? null}, ${upload.key ?? null})
-          returning *`
-        await tx`update question_groups set updated_at = now() where tenant_id = ${tenantId} and id = ${params.groupId}`
+        const row = await insertGuideline(tx, tenantId, {
+          id, groupId: params.groupId, replacesGuidelineId: body.replaces_guideline_id ?? null, filename: body.filename,
+          contentType: type.contentType, sizeBytes: body.size_bytes, sha256: sha256 ?? null, blobKey: upload.key ?? null,
+        })
+        await touchGroup(tx, tenantId, params.groupId)
         return {
           status: 201,
-          body: { ...renderGuideline(row!), upload: { method: upload.method, url: upload.url, headers: upload.headers, expires_at: expiresAt.toISOString() } },
+          body: { ...renderGuideline(row), upload: { method: upload.method, url: upload.url, headers: upload.headers, expires_at: expiresAt.toISOString() } },
           location: guidelinePath(params.groupId, id),
         }
       })
@@ -141,9 +133,7 @@ export function questionGroupRoutes(deps: AppDeps) {
       if (!row) throw problems.notFound('guideline')
       if (row.status === 'awaiting_upload' && !row.bytes_verified) {
         await verifyStoredBytes(blobs, row, config.maxUploadBytes)
-        await sql`
-          update guidelines set bytes_verified = true, uploaded_at = coalesce(uploaded_at, now()), updated_at = now()
-          where tenant_id = ${tenantId} and id = ${row.id} and status = 'awaiting_upload'`
+        await markGuidelineBytesVerified(sql, tenantId, row.id)
       }
       return replyWith(set, await startIngestion(principal, tenantId, params, body, request, path, ['awaiting_upload'])) as Record<string, unknown>
     }, {
@@ -163,20 +153,13 @@ export function questionGroupRoutes(deps: AppDeps) {
       body: t.Optional(GuidelineComplete),
       detail: { summary: 'Read a processed guideline again', tags: TAGS, responses: responses({ 202: Guideline }, [...BODY_PROBLEMS, ...PATH_PROBLEMS, ...RATE_PROBLEMS, 'conflict', 'idempotency_conflict']) },
     })
+    // No withQuery: the frozen OpenAPI document has never listed this query (registered under a {param} path).
     .get('/v1/question-groups/:groupId/guidelines', async ({ principal, params, query }) => {
       const tenantId = tenantOf(principal)
       const q = readQuery(GuidelineListQuery, query)
       if (!(await findGroup(sql, tenantId, params.groupId))) throw problems.notFound('question group')
-      const limit = q.limit ?? 50
-      const scope = cursorScope(tenantId, `guidelines|${params.groupId}|${q.status ?? ''}`)
-      const after = q.cursor !== undefined ? cursors.decode(q.cursor, scope) : null
-      const rows = await sql<GuidelineRow[]>`
-        select * from guidelines
-        where tenant_id = ${tenantId} and question_group_id = ${params.groupId}
-          ${after !== null ? sql`and id < ${after}` : sql``}
-          ${q.status !== undefined ? sql`and status = ${q.status}` : sql``}
-        order by id desc limit ${limit + 1}`
-      return cursors.page(rows, limit, scope, (r) => r.id, renderGuideline)
+      const list = cursors.open(q, cursorScope(tenantId, `guidelines|${params.groupId}|${q.status ?? ''}`))
+      return list.page(await listGuidelines(sql, tenantId, params.groupId, q.status, list), (r) => r.id, renderGuideline)
     }, {
       access: QUESTION_SET_READ,
       params: QuestionGroupParams,
@@ -191,22 +174,14 @@ export function questionGroupRoutes(deps: AppDeps) {
       params: GuidelineParams,
       detail: { summary: 'Read a guideline source', tags: TAGS, responses: responses({ 200: Guideline }, PATH_PROBLEMS) },
     })
+    // No withQuery: the frozen OpenAPI document has never listed this query (registered under a {param} path).
     .get('/v1/question-groups/:groupId/guidelines/:guidelineId/blocks', async ({ principal, params, query }) => {
       const tenantId = tenantOf(principal)
       const q = readQuery(GuidelineBlockListQuery, query)
       const row = await findGroupGuideline(sql, tenantId, params.groupId, params.guidelineId)
       if (!row) throw problems.notFound('guideline')
-      const limit = q.limit ?? 50
-      const scope = cursorScope(tenantId, `guideline-blocks|${row.id}|${q.page ?? ''}`)
-      const after = q.cursor !== undefined ? Number(cursors.decode(q.cursor, scope)) : null
-      const rows = await sql<GuidelineBlockRow[]>`
-        select id, guideline_id, position, page, kind, text, char_start, char_end, source, confidence
-        from guideline_blocks
-        where tenant_id = ${tenantId} and guideline_id = ${row.id}
-          ${after !== null ? sql`and position > ${after}` : sql``}
-          ${q.page !== undefined ? sql`and page = ${q.page}` : sql``}
-        order by position limit ${limit + 1}`
-      return cursors.page(rows, limit, scope, (r) => String(r.position), renderGuidelineBlock)
+      const list = cursors.open(q, cursorScope(tenantId, `guideline-blocks|${row.id}|${q.page ?? ''}`))
+      return list.page(await listGuidelineBlocks(sql, tenantId, row.id, q.page, list), (r) => String(r.position), renderGuidelineBlock)
     }, {
       access: QUESTION_SET_READ,
       params: GuidelineParams,

@@ -9,7 +9,7 @@ import type { AppDeps } from '../deps'
 import type { Tx } from '../db/connect'
 import { accessControl, ANY_ROLE, tenantOf, type AccessRule } from '../auth/access'
 import { ProblemError, problems } from '../http/problem'
-import { documentQuery, readQuery } from '../http/query'
+import { readQuery, withQuery } from '../http/query'
 import { idempotencyKeyOf, runIdempotent, replyWith } from '../http/idempotency'
 import { consumeRate, RATE_PROBLEMS } from '../http/rate-limit'
 import { BODY_PROBLEMS, LIST_PROBLEMS, PATH_PROBLEMS, responses } from '../http/docs'
@@ -22,10 +22,12 @@ import {
   VersionListQuery, VersionParams, VersionWrite,
 } from '../../schemas/question-set'
 import { VERTICAL_KEYS } from './verticals'
-import { verticalForNew, verticalRule } from './tenant-settings'
+import { verticalForNew } from '../workspaces/settings-store'
+import { verticalRule } from './tenant-settings'
 import {
-  findQuestionSet, findVersion, ifMatchHolds, renderQuestionSet, renderVersion, selectQuestionSets, versionEtag,
-  type QuestionSetRow, type VersionRow,
+  findQuestionSet, findVersion, ifMatchHolds, insertQuestionSet, insertVersion, listQuestionSets, listVersions, lockQuestionSet,
+  markVersionPublishing, newestVersion, renderQuestionSet, renderVersion, replaceDraftQuestions, touchQuestionSet, versionEtag,
+  type QuestionSetRow,
 } from '../question-sets/store'
 import { assertQuestions, normaliseQuestions } from '../question-sets/validate'
 import { QuestionSetPublishJob, versionPath } from '../question-sets/publish'
@@ -36,18 +38,14 @@ export const QUESTION_SET_WRITE: AccessRule = { roles: ['admin', 'reviewer'], sc
 /** Who may read them: every member, or keys with a question_sets scope. */
 export const QUESTION_SET_READ: AccessRule = { roles: ANY_ROLE, scopes: ['question_sets:read', 'question_sets:write'] }
 
-const VERSION_COLUMNS = (sql: Tx) => sql`id, question_set_id, number, status, questions, revision, failure_reason, published_at, created_at, updated_at`
-
 const stale = (what: string) => new ProblemError('precondition_failed', `If-Match does not name the current ${what}; read it again (its ETag changed) and retry.`)
 
 /** Question-set routes. */
 export function questionSetRoutes(deps: AppDeps) {
   const { sql, cursors } = deps
-  documentQuery('GET', '/v1/question-sets', QuestionSetListQuery)
-  documentQuery('GET', '/v1/question-sets/:questionSetId/versions', VersionListQuery)
 
   const requireSet = async (tx: Tx, tenantId: string, id: string, lock = false): Promise<QuestionSetRow> => {
-    if (lock) await tx`select 1 from question_sets where tenant_id = ${tenantId} and id = ${id} for update`
+    if (lock) await lockQuestionSet(tx, tenantId, id)
     const set = await findQuestionSet(tx, tenantId, id)
     if (!set) throw problems.notFound('question set')
     return set
@@ -64,7 +62,7 @@ export function questionSetRoutes(deps: AppDeps) {
       const result = await runIdempotent({ sql, tenantId, method: 'POST', path, body, key: idempotencyKeyOf(request) }, async (tx) => {
         const id = Bun.randomUUIDv7()
         const vertical = await verticalForNew(tx, tenantId, body.vertical)
-        await tx`insert into question_sets (tenant_id, id, name, vertical) values (${tenantId}, ${id}, ${body.name}, ${vertical})`
+        await insertQuestionSet(tx, tenantId, { id, name: body.name, vertical })
         return { status: 201, body: renderQuestionSet((await findQuestionSet(tx, tenantId, id))!), location: `/v1/question-sets/${id}` }
       })
       return replyWith(set, result) as ReturnType<typeof renderQuestionSet>
@@ -76,20 +74,11 @@ export function questionSetRoutes(deps: AppDeps) {
     .get('/v1/question-sets', async ({ principal, query }) => {
       const tenantId = tenantOf(principal)
       const q = readQuery(QuestionSetListQuery, query)
-      const limit = q.limit ?? 50
-      const scope = cursorScope(tenantId, `question-sets|${q.vertical ?? ''}`)
-      const after = q.cursor !== undefined ? cursors.decode(q.cursor, scope) : null
-      const rows = await sql<QuestionSetRow[]>`
-        ${selectQuestionSets(sql)}
-        where s.tenant_id = ${tenantId}
-          ${after !== null ? sql`and s.id < ${after}` : sql``}
-          ${q.vertical !== undefined ? sql`and s.vertical = ${q.vertical}` : sql``}
-        order by s.id desc
-        limit ${limit + 1}`
-      return cursors.page(rows, limit, scope, (r) => r.id, renderQuestionSet)
+      const list = cursors.open(q, cursorScope(tenantId, `question-sets|${q.vertical ?? ''}`))
+      return list.page(await listQuestionSets(sql, tenantId, q.vertical, list), (r) => r.id, renderQuestionSet)
     }, {
       access: QUESTION_SET_READ,
-      detail: { summary: 'List question sets, newest first', tags: ['Question sets'], responses: responses({ 200: PageOf(QuestionSet) }, LIST_PROBLEMS) },
+      detail: withQuery(QuestionSetListQuery, { summary: 'List question sets, newest first', tags: ['Question sets'], responses: responses({ 200: PageOf(QuestionSet) }, LIST_PROBLEMS) }),
     })
     .get('/v1/question-sets/:questionSetId', async ({ principal, params }) => {
       const row = await findQuestionSet(sql, tenantOf(principal), params.questionSetId)
@@ -107,17 +96,12 @@ export function questionSetRoutes(deps: AppDeps) {
       const ifMatch = request.headers.get('if-match')
       const result = await runIdempotent({ sql, tenantId, method: 'POST', path, body: { ...body, if_match: ifMatch }, key: idempotencyKeyOf(request) }, async (tx) => {
         await requireSet(tx, tenantId, params.questionSetId, true)
-        const [latest] = await tx<VersionRow[]>`
-          select ${VERSION_COLUMNS(tx)} from question_set_versions
-          where tenant_id = ${tenantId} and question_set_id = ${params.questionSetId} order by number desc limit 1`
+        const latest = await newestVersion(tx, tenantId, params.questionSetId)
         // If-Match names the version these questions were based on: it must still be the newest.
         if (!ifMatchHolds(ifMatch, latest ? versionEtag(latest) : null)) throw stale('newest version of this question set')
-        const [row] = await tx<VersionRow[]>`
-          insert into question_set_versions (tenant_id, id, question_set_id, number, questions)
-          values (${tenantId}, ${Bun.randomUUIDv7()}, ${params.questionSetId}, ${(latest?.number ?? 0) + 1}, ${tx.json(questions as never)})
-          returning ${VERSION_COLUMNS(tx)}`
-        await tx`update question_sets set updated_at = now() where tenant_id = ${tenantId} and id = ${params.questionSetId}`
-        return { status: 201, body: renderVersion(row!), location: versionPath(params.questionSetId, row!.id) }
+        const row = await insertVersion(tx, tenantId, params.questionSetId, (latest?.number ?? 0) + 1, questions)
+        await touchQuestionSet(tx, tenantId, params.questionSetId)
+        return { status: 201, body: renderVersion(row), location: versionPath(params.questionSetId, row.id) }
       })
       set.headers.etag = (result.body as { etag: string }).etag
       return replyWith(set, result) as ReturnType<typeof renderVersion>
@@ -135,21 +119,12 @@ export function questionSetRoutes(deps: AppDeps) {
       const tenantId = tenantOf(principal)
       const q = readQuery(VersionListQuery, query)
       await requireSet(sql, tenantId, params.questionSetId)
-      const limit = q.limit ?? 50
-      const scope = cursorScope(tenantId, `versions|${params.questionSetId}|${q.status ?? ''}`)
-      const after = q.cursor !== undefined ? cursors.decode(q.cursor, scope) : null
-      const rows = await sql<VersionRow[]>`
-        select ${VERSION_COLUMNS(sql)} from question_set_versions
-        where tenant_id = ${tenantId} and question_set_id = ${params.questionSetId}
-          ${after !== null ? sql`and id < ${after}` : sql``}
-          ${q.status !== undefined ? sql`and status = ${q.status}` : sql``}
-        order by id desc
-        limit ${limit + 1}`
-      return cursors.page(rows, limit, scope, (r) => r.id, renderVersion)
+      const list = cursors.open(q, cursorScope(tenantId, `versions|${params.questionSetId}|${q.status ?? ''}`))
+      return list.page(await listVersions(sql, tenantId, params.questionSetId, q.status, list), (r) => r.id, renderVersion)
     }, {
       access: QUESTION_SET_READ,
       params: QuestionSetParams,
-      detail: { summary: 'List the versions of a question set, newest first', tags: ['Question sets'], responses: responses({ 200: PageOf(QuestionSetVersion) }, [...PATH_PROBLEMS, ...LIST_PROBLEMS]) },
+      detail: withQuery(VersionListQuery, { summary: 'List the versions of a question set, newest first', tags: ['Question sets'], responses: responses({ 200: PageOf(QuestionSetVersion) }, [...PATH_PROBLEMS, ...LIST_PROBLEMS]) }),
     })
     .get('/v1/question-sets/:questionSetId/versions/:versionId', async ({ principal, params, set }) => {
       const row = await findVersion(sql, tenantOf(principal), params.questionSetId, params.versionId)
@@ -170,13 +145,9 @@ export function questionSetRoutes(deps: AppDeps) {
         if (!current) throw problems.notFound('version')
         if (!ifMatchHolds(request.headers.get('if-match'), versionEtag(current))) throw stale('version')
         if (current.status !== 'draft') throw problems.conflict(`The version is ${current.status}; only a draft can be edited. Create a new version instead.`)
-        const [updated] = await tx<VersionRow[]>`
-          update question_set_versions
-          set questions = ${tx.json(questions as never)}, revision = revision + 1, updated_at = now()
-          where tenant_id = ${tenantId} and id = ${params.versionId}
-          returning ${VERSION_COLUMNS(tx)}`
-        await tx`update question_sets set updated_at = now() where tenant_id = ${tenantId} and id = ${params.questionSetId}`
-        return updated!
+        const updated = await replaceDraftQuestions(tx, tenantId, params.versionId, questions)
+        await touchQuestionSet(tx, tenantId, params.questionSetId)
+        return updated
       })
       set.headers.etag = versionEtag(row)
       return renderVersion(row)
@@ -200,13 +171,9 @@ export function questionSetRoutes(deps: AppDeps) {
         if (current.status === 'published' || current.status === 'publishing') throw problems.conflict(`The version is already ${current.status}.`)
         await consumeRate(deps, tenantId, 'unit', tx)
         await subscribeInline(tx, principal, { tenantId, taskKind: 'question_set_publish', taskId: current.id, items: body?.notifications })
-        const [row] = await tx<VersionRow[]>`
-          update question_set_versions
-          set status = 'publishing', failure_reason = null, revision = revision + 1, updated_at = now()
-          where tenant_id = ${tenantId} and id = ${current.id}
-          returning ${VERSION_COLUMNS(tx)}`
+        const row = await markVersionPublishing(tx, tenantId, current.id)
         await enqueue(tx, QuestionSetPublishJob, { tenantId, payload: { questionSetId: params.questionSetId, versionId: current.id } })
-        return { status: 202, body: renderVersion(row!), location: versionPath(params.questionSetId, current.id) }
+        return { status: 202, body: renderVersion(row), location: versionPath(params.questionSetId, current.id) }
       })
       return replyWith(set, result) as ReturnType<typeof renderVersion>
     }, {

@@ -6,7 +6,7 @@ import { Elysia, t } from 'elysia'
 import type { AppDeps } from '../deps'
 import { accessControl, tenantOf } from '../auth/access'
 import { problems } from '../http/problem'
-import { documentQuery, readQuery } from '../http/query'
+import { readQuery, withQuery } from '../http/query'
 import { idempotencyKeyOf, runIdempotent, replyWith } from '../http/idempotency'
 import { BODY_PROBLEMS, LIST_PROBLEMS, PATH_PROBLEMS, responses } from '../http/docs'
 import { cursorScope } from '../http/pagination'
@@ -15,7 +15,7 @@ import { appendCaseEvent } from '../events'
 import { enqueue } from '../../jobs/define'
 import { PageOf, ScenarioParams } from '../../schemas/common'
 import { Report, ReportCreate, ReportListQuery, ReportParams } from '../../schemas/report'
-import { findScenario } from './scenarios'
+import { findScenario } from '../scenarios/store'
 import { EVALUATION_READ, EVALUATION_WRITE } from './evaluations'
 import { resultEvaluation } from './answers'
 import { findReport, insertReport, listReports, renderReport, reportBytes, ReportGeneratedJob, reportPath } from '../evaluation/reports'
@@ -23,7 +23,6 @@ import { findReport, insertReport, listReports, renderReport, reportBytes, Repor
 /** Report routes. */
 export function reportRoutes(deps: AppDeps) {
   const { sql, cursors } = deps
-  documentQuery('GET', '/v1/scenarios/:scenarioId/reports', ReportListQuery)
 
   return new Elysia({ name: 'reports' })
     .use(accessControl(deps.authenticate))
@@ -55,14 +54,12 @@ export function reportRoutes(deps: AppDeps) {
       const tenantId = tenantOf(principal)
       const q = readQuery(ReportListQuery, query)
       if (!(await findScenario(sql, tenantId, params.scenarioId))) throw problems.notFound('scenario')
-      const limit = q.limit ?? 50
-      const scope = cursorScope(tenantId, `reports|${params.scenarioId}`)
-      const after = q.cursor !== undefined ? cursors.decode(q.cursor, scope) : null
-      return cursors.page(await listReports(sql, tenantId, params.scenarioId, after, limit), limit, scope, (r) => r.id, renderReport)
+      const list = cursors.open(q, cursorScope(tenantId, `reports|${params.scenarioId}`))
+      return list.page(await listReports(sql, tenantId, params.scenarioId, list.after, list.limit), (r) => r.id, renderReport)
     }, {
       access: EVALUATION_READ,
       params: ScenarioParams,
-      detail: { summary: 'List the reports of a case, newest first', tags: ['Reports'], responses: responses({ 200: PageOf(Report) }, [...PATH_PROBLEMS, ...LIST_PROBLEMS]) },
+      detail: withQuery(ReportListQuery, { summary: 'List the reports of a case, newest first', tags: ['Reports'], responses: responses({ 200: PageOf(Report) }, [...PATH_PROBLEMS, ...LIST_PROBLEMS]) }),
     })
     .get('/v1/scenarios/:scenarioId/reports/:reportId', async ({ principal, params }) => {
       const row = await findReport(sql, tenantOf(principal), params.scenarioId, params.reportId)

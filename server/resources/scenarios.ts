@@ -1,57 +1,25 @@
 /**
- * Scenarios (cases): create, read one, list. Owns the `scenarios` table.
+ * Scenario (case) routes: create, read one, list. The `scenarios` table is the store's
+ * (server/scenarios/store.ts).
  */
 import { Elysia } from 'elysia'
 import type { AppDeps } from '../deps'
-import type { Tx } from '../db/connect'
 import { accessControl, ANY_ROLE, CASE_WRITERS, tenantOf } from '../auth/access'
 import { problems } from '../http/problem'
-import { documentQuery, readQuery } from '../http/query'
+import { readQuery, withQuery } from '../http/query'
 import { idempotencyKeyOf, runIdempotent, replyWith } from '../http/idempotency'
 import { ScenarioParams, PageOf } from '../../schemas/common'
 import { Scenario, ScenarioCreate, ScenarioListQuery } from '../../schemas/scenario'
 import { VERTICAL_KEYS } from './verticals'
-import { verticalForNew, verticalRule } from './tenant-settings'
+import { verticalForNew } from '../workspaces/settings-store'
+import { verticalRule } from './tenant-settings'
 import { BODY_PROBLEMS, LIST_PROBLEMS, PATH_PROBLEMS, responses } from '../http/docs'
 import { cursorScope } from '../http/pagination'
-
-/** A row of `scenarios`. */
-export interface ScenarioRow {
-  id: string
-  name: string
-  external_ref: string | null
-  status: string
-  vertical: string | null
-  created_at: Date
-  updated_at: Date
-}
-
-/** The API shape of a scenario; optional fields are absent when unset. */
-export function renderScenario(row: ScenarioRow) {
-  return {
-    id: row.id,
-    name: row.name,
-    ...(row.external_ref !== null ? { external_ref: row.external_ref } : {}),
-    status: row.status,
-    ...(row.vertical !== null ? { vertical: row.vertical } : {}),
-    created_at: row.created_at.toISOString(),
-    updated_at: row.updated_at.toISOString(),
-  }
-}
-
-/** Reads one scenario of a workspace, or null (absent and foreign look the same). */
-export async function findScenario(sql: Tx, tenantId: string, scenarioId: string): Promise<ScenarioRow | null> {
-  const [row] = await sql<ScenarioRow[]>`
-    select id, name, external_ref, status, vertical, created_at, updated_at
-    from scenarios
-    where tenant_id = ${tenantId} and id = ${scenarioId}`
-  return row ?? null
-}
+import { createScenario, findScenario, listScenarios, renderScenario } from '../scenarios/store'
 
 /** Scenario routes. */
 export function scenarioRoutes(deps: AppDeps) {
   const { sql, cursors } = deps
-  documentQuery('GET', '/v1/scenarios', ScenarioListQuery)
 
   return new Elysia({ name: 'scenarios' })
     .use(accessControl(deps.authenticate))
@@ -65,11 +33,8 @@ export function scenarioRoutes(deps: AppDeps) {
         { sql, tenantId, method: 'POST', path, body, key: idempotencyKeyOf(request) },
         async (tx) => {
           const vertical = await verticalForNew(tx, tenantId, body.vertical)
-          const [row] = await tx<ScenarioRow[]>`
-            insert into scenarios (tenant_id, id, name, external_ref, vertical)
-            values (${tenantId}, ${Bun.randomUUIDv7()}, ${body.name}, ${body.external_ref ?? null}, ${vertical})
-            returning id, name, external_ref, status, vertical, created_at, updated_at`
-          return { status: 201, body: renderScenario(row!), location: `/v1/scenarios/${row!.id}` }
+          const row = await createScenario(tx, tenantId, { name: body.name, externalRef: body.external_ref ?? null, vertical })
+          return { status: 201, body: renderScenario(row), location: `/v1/scenarios/${row.id}` }
         },
       )
       return replyWith(set, result) as ReturnType<typeof renderScenario>
@@ -81,21 +46,11 @@ export function scenarioRoutes(deps: AppDeps) {
     .get('/v1/scenarios', async ({ principal, query }) => {
       const tenantId = tenantOf(principal)
       const q = readQuery(ScenarioListQuery, query)
-      const limit = q.limit ?? 50
-      const scope = cursorScope(tenantId, `scenarios|${q.external_ref ?? ''}`)
-      const after = q.cursor !== undefined ? cursors.decode(q.cursor, scope) : null
-      const rows = await sql<ScenarioRow[]>`
-        select id, name, external_ref, status, vertical, created_at, updated_at
-        from scenarios
-        where tenant_id = ${tenantId}
-          ${after !== null ? sql`and id < ${after}` : sql``}
-          ${q.external_ref !== undefined ? sql`and external_ref = ${q.external_ref}` : sql``}
-        order by id desc
-        limit ${limit + 1}`
-      return cursors.page(rows, limit, scope, (r) => r.id, renderScenario)
+      const list = cursors.open(q, cursorScope(tenantId, `scenarios|${q.external_ref ?? ''}`))
+      return list.page(await listScenarios(sql, tenantId, q.external_ref, list), (r) => r.id, renderScenario)
     }, {
       access: { roles: ANY_ROLE, scopes: ['scenarios:read', 'scenarios:write'], breakGlass: true },
-      detail: { summary: 'List cases, newest first', tags: ['Scenarios'], responses: responses({ 200: PageOf(Scenario) }, LIST_PROBLEMS) },
+      detail: withQuery(ScenarioListQuery, { summary: 'List cases, newest first', tags: ['Scenarios'], responses: responses({ 200: PageOf(Scenario) }, LIST_PROBLEMS) }),
     })
     .get('/v1/scenarios/:scenarioId', async ({ principal, params }) => {
       const row = await findScenario(sql, tenantOf(principal), params.scenarioId)

@@ -7,13 +7,13 @@ import { Elysia, t } from 'elysia'
 import type { AppDeps } from '../deps'
 import { accessControl, ANY_ROLE, CASE_WRITERS, tenantOf } from '../auth/access'
 import { problems } from '../http/problem'
-import { documentQuery, readQuery } from '../http/query'
+import { readQuery } from '../http/query'
 import { BODY_PROBLEMS, LIST_PROBLEMS, PATH_PROBLEMS, responses } from '../http/docs'
 import { cursorScope } from '../http/pagination'
 import { PageOf, ScenarioParams } from '../../schemas/common'
 import { Supersession, SupersessionDecision, SupersessionListQuery, SupersessionParams } from '../../schemas/authoring'
-import { findScenario } from './scenarios'
-import { decideSupersession, renderSupersession, type SupersessionRow } from '../authoring/supersessions'
+import { findScenario } from '../scenarios/store'
+import { decideSupersession, findSupersession, listSupersessions, renderSupersession } from '../authoring/supersessions'
 
 const TAGS = ['Supersessions']
 const READ = { roles: ANY_ROLE, scopes: ['scenarios:read', 'scenarios:write'], embed: true, breakGlass: true } as const
@@ -22,12 +22,10 @@ const DECIDE = { roles: CASE_WRITERS, humanOnly: true } as const
 /** Supersession routes. */
 export function supersessionRoutes(deps: AppDeps) {
   const { sql, cursors } = deps
-  documentQuery('GET', '/v1/scenarios/{scenarioId}/supersessions', SupersessionListQuery)
   const decide = (status: 'confirmed' | 'dismissed') => async ({ principal, params, body }: { principal: Parameters<typeof tenantOf>[0]; params: { scenarioId: string; supersessionId: string }; body: { note?: string } | null | undefined }) => {
     const tenantId = tenantOf(principal)
     return sql.begin(async (tx) => {
-      const [row] = await tx<SupersessionRow[]>`
-        select * from supersessions where tenant_id = ${tenantId} and scenario_id = ${params.scenarioId} and id = ${params.supersessionId} for update`
+      const row = await findSupersession(tx, tenantId, params.scenarioId, params.supersessionId, true)
       if (!row) throw problems.notFound('supersession')
       if (row.status !== 'pending_review') throw problems.conflict(`The supersession is already ${row.status}.`)
       return renderSupersession(await decideSupersession(tx, row, status, principal.kind === 'user' ? principal.userId : '', body?.note))
@@ -35,26 +33,20 @@ export function supersessionRoutes(deps: AppDeps) {
   }
   return new Elysia({ name: 'supersessions' })
     .use(accessControl(deps.authenticate))
+    // No withQuery: the frozen OpenAPI document has never listed this query (registered under a {param} path).
     .get('/v1/scenarios/:scenarioId/supersessions', async ({ principal, params, query }) => {
       const tenantId = tenantOf(principal)
       const q = readQuery(SupersessionListQuery, query)
       if (!(await findScenario(sql, tenantId, params.scenarioId))) throw problems.notFound('scenario')
-      const limit = q.limit ?? 50
-      const scope = cursorScope(tenantId, `supersessions|${params.scenarioId}|${q.status ?? ''}`)
-      const after = q.cursor !== undefined ? cursors.decode(q.cursor, scope) : null
-      const rows = await sql<SupersessionRow[]>`
-        select * from supersessions where tenant_id = ${tenantId} and scenario_id = ${params.scenarioId}
-        ${after !== null ? sql`and id < ${after}` : sql``} ${q.status !== undefined ? sql`and status = ${q.status}` : sql``}
-        order by id desc limit ${limit + 1}`
-      return cursors.page(rows, limit, scope, (r) => r.id, renderSupersession)
+      const list = cursors.open(q, cursorScope(tenantId, `supersessions|${params.scenarioId}|${q.status ?? ''}`))
+      return list.page(await listSupersessions(sql, tenantId, params.scenarioId, q.status, list), (r) => r.id, renderSupersession)
     }, {
       access: READ,
       params: ScenarioParams,
       detail: { summary: 'The supersessions of a case, newest first', tags: TAGS, responses: responses({ 200: PageOf(Supersession) }, [...LIST_PROBLEMS, ...PATH_PROBLEMS]) },
     })
     .get('/v1/scenarios/:scenarioId/supersessions/:supersessionId', async ({ principal, params }) => {
-      const [row] = await sql<SupersessionRow[]>`
-        select * from supersessions where tenant_id = ${tenantOf(principal)} and scenario_id = ${params.scenarioId} and id = ${params.supersessionId}`
+      const row = await findSupersession(sql, tenantOf(principal), params.scenarioId, params.supersessionId)
       if (!row) throw problems.notFound('supersession')
       return renderSupersession(row)
     }, {

@@ -1,29 +1,25 @@
 /**
- * Tenant settings: one full-replace document per workspace. Owns the `tenant_settings` table. A
- * save validates the whole document first (nothing is stored on a refusal), then writes it and
- * appends `tenant.settings.updated` (before and after) to the audit chain in the same transaction.
+ * Tenant-settings routes: GET and PUT /v1/tenant-settings. A save validates the whole document
+ * first (nothing is stored on a refusal), then writes it and appends `tenant.settings.updated`
+ * (before and after) to the audit chain in the same transaction. The `tenant_settings` table is the
+ * store's (server/workspaces/settings-store.ts).
  */
 import { Elysia } from 'elysia'
 import type { Static } from '@sinclair/typebox'
 import type { AppDeps } from '../deps'
-import type { Tx } from '../db/connect'
 import { accessControl, ANY_ROLE, tenantOf } from '../auth/access'
 import { problems, type FieldError } from '../http/problem'
 import { BODY_PROBLEMS, responses } from '../http/docs'
 import { TenantSettings, TenantSettingsInput } from '../../schemas/tenant-settings'
-import { actorOf, appendAudit } from './audit'
+import { actorOf, appendAudit } from '../workspaces/audit-store'
+import { lockTenant } from '../workspaces/tenants-store'
+import { readTenantSettings, writeTenantSettings } from '../workspaces/settings-store'
 import { VERTICAL_KEYS } from './verticals'
 
 /** At most this many allow-listed embed origins (after de-duplication). */
 export const EMBED_ORIGINS_MAX = 50
 /** At most this many characters per origin. */
 export const EMBED_ORIGIN_MAX_LENGTH = 255
-/** Days a delivery record is kept when the setting is cleared (also in svc_notification_retention_days). */
-export const NOTIFICATION_RETENTION_DEFAULT_DAYS = 30
-
-/** The settings document in force. */
-export type TenantSettingsDoc = Static<typeof TenantSettings>
-
 const SHAPE = 'must be an https origin of the form https://host or https://host:port'
 
 /**
@@ -96,41 +92,6 @@ export function validateSettings(input: Static<typeof TenantSettingsInput>) {
 /** The message of a vertical that is not a catalog key (the same wherever a vertical is written). */
 export const verticalRule = () => `must be a key of GET /v1/verticals: ${VERTICAL_KEYS.join(', ')}`
 
-interface SettingsRow {
-  embed_allowed_origins: string[]
-  time_zone: string | null
-  notification_retention_days: number | null
-  break_glass_require_tenant_approval: boolean
-  vertical: string | null
-}
-
-const render = (row: SettingsRow | undefined): TenantSettingsDoc => ({
-  embed_allowed_origins: row?.embed_allowed_origins ?? [],
-  time_zone: row?.time_zone ?? 'UTC',
-  notification_retention_days: row?.notification_retention_days ?? NOTIFICATION_RETENTION_DEFAULT_DAYS,
-  break_glass_require_tenant_approval: row?.break_glass_require_tenant_approval ?? false,
-  ...(row?.vertical ? { vertical: row.vertical } : {}),
-})
-
-/** The settings in force for a workspace (defaults when it never saved any). */
-export async function readTenantSettings(sql: Tx, tenantId: string): Promise<TenantSettingsDoc> {
-  const [row] = await sql<SettingsRow[]>`
-    select embed_allowed_origins, time_zone, notification_retention_days, break_glass_require_tenant_approval, vertical
-    from tenant_settings where tenant_id = ${tenantId}`
-  return render(row)
-}
-
-/**
- * The vertical a new case or question set is bound to: the one its body names (null names the
- * shipped default), else the workspace's default binding as it stands now (copied, not followed
- * later). Null means the shipped default.
- */
-export async function verticalForNew(sql: Tx, tenantId: string, named: string | null | undefined): Promise<string | null> {
-  if (named !== undefined) return named
-  const [row] = await sql<{ vertical: string | null }[]>`select vertical from tenant_settings where tenant_id = ${tenantId}`
-  return row?.vertical ?? null
-}
-
 /** GET and PUT /v1/tenant-settings. */
 export function tenantSettingsRoutes(deps: AppDeps) {
   const { sql } = deps
@@ -144,20 +105,9 @@ export function tenantSettingsRoutes(deps: AppDeps) {
       const tenantId = tenantOf(principal)
       const next = validateSettings(body)
       return sql.begin(async (tx) => {
-        await tx`select 1 from tenants where id = ${tenantId} for no key update`
+        await lockTenant(tx, tenantId)
         const before = await readTenantSettings(tx, tenantId)
-        const [row] = await tx<SettingsRow[]>`
-          insert into tenant_settings (tenant_id, embed_allowed_origins, time_zone, notification_retention_days, break_glass_require_tenant_approval, vertical)
-          values (${tenantId}, ${next.embed_allowed_origins}, ${next.time_zone}, ${next.notification_retention_days}, ${next.break_glass_require_tenant_approval}, ${next.vertical})
-          on conflict (tenant_id) do update set
-            embed_allowed_origins = excluded.embed_allowed_origins,
-            time_zone = excluded.time_zone,
-            notification_retention_days = excluded.notification_retention_days,
-            break_glass_require_tenant_approval = excluded.break_glass_require_tenant_approval,
-            vertical = excluded.vertical,
-            updated_at = now()
-          returning embed_allowed_origins, time_zone, notification_retention_days, break_glass_require_tenant_approval, vertical`
-        const after = render(row)
+        const after = await writeTenantSettings(tx, tenantId, next)
         await appendAudit(tx, tenantId, 'tenant.settings.updated', actorOf(principal), { before, after })
         return after
       })

@@ -1,126 +1,33 @@
 /**
- * Workspace members. Owns the `users` table. The roster and its changes (role, deactivation) are a
- * human-only surface: API keys are refused whatever their scopes.
+ * Member routes: the roster and its changes (role, deactivation), a human-only surface (API keys
+ * are refused whatever their scopes). The `users` table is the store's
+ * (server/workspaces/users-store.ts).
  */
 import { Elysia } from 'elysia'
 import type { AppDeps } from '../deps'
-import type { Tx } from '../db/connect'
 import { problems } from '../http/problem'
-import { ROLES, type Role } from '../auth/principal'
 import { accessControl, ANY_ROLE, tenantOf } from '../auth/access'
-import { documentQuery, readQuery } from '../http/query'
+import { readQuery, withQuery } from '../http/query'
 import { BODY_PROBLEMS, LIST_PROBLEMS, PATH_PROBLEMS, responses } from '../http/docs'
 import { cursorScope } from '../http/pagination'
 import { PageOf } from '../../schemas/common'
 import { User, UserListQuery, UserParams, UserUpdate } from '../../schemas/user'
-import { actorOf, appendAudit } from './audit'
-import { invalidateCredentials } from '../auth/credential-cache'
-
-/** A row of `users`. */
-export interface UserRow {
-  id: string
-  email: string
-  sub: string | null
-  role: Role
-  status: 'active' | 'deactivated'
-  created_at: Date
-  updated_at: Date
-}
-
-/** The API shape of a member. */
-export function renderUser(row: UserRow) {
-  return {
-    id: row.id,
-    email: row.email,
-    role: row.role,
-    status: row.status,
-    created_at: row.created_at.toISOString(),
-    updated_at: row.updated_at.toISOString(),
-  }
-}
-
-const EMAIL = /^[^\s@<>()[\]\\,;:"]+@[^\s@<>()[\]\\,;:"]+\.[^\s@<>()[\]\\,;:"]+$/
-
-/** True for a plausible email address (one @, a dotted domain, no spaces or brackets). */
-export const isEmail = (s: string) => s.length <= 254 && EMAIL.test(s)
-
-/**
- * Makes `sub` an active member of a workspace with a role; convergent on the email address (an
- * existing member of that address is re-bound, re-roled and re-activated).
- */
-export async function addMember(sql: Tx, tenantId: string, input: { email: string; sub: string; role: string }): Promise<UserRow> {
-  if (!isEmail(input.email)) throw problems.rule('email must be an email address.')
-  if (!(ROLES as readonly string[]).includes(input.role)) throw problems.rule(`role must be one of: ${ROLES.join(', ')}.`)
-  if (input.sub.trim() === '') throw problems.rule('sub must not be empty.')
-  const [bound] = await sql`select tenant_id, lower(email) as email from users where sub = ${input.sub}`
-  if (bound && (bound.tenant_id !== tenantId || bound.email !== input.email.toLowerCase())) {
-    throw problems.conflict('This subject is already bound to another membership.')
-  }
-  const [row] = await sql<UserRow[]>`
-    insert into users (tenant_id, id, email, sub, role)
-    values (${tenantId}, ${Bun.randomUUIDv7()}, ${input.email}, ${input.sub}, ${input.role})
-    on conflict (tenant_id, lower(email)) do update
-      set sub = excluded.sub, role = excluded.role, status = 'active', updated_at = now()
-    returning id, email, sub, role, status, created_at, updated_at`
-  return row!
-}
-
-const USER_COLUMNS = (sql: Tx) => sql`id, email, sub, role, status, created_at, updated_at`
-
-/** Reads one member of a workspace, or null. */
-export async function findUser(sql: Tx, tenantId: string, userId: string): Promise<UserRow | null> {
-  const [row] = await sql<UserRow[]>`select ${USER_COLUMNS(sql)} from users where tenant_id = ${tenantId} and id = ${userId}`
-  return row ?? null
-}
-
-/**
- * Changes a member's role or status. Refuses (409) a change that would leave the workspace without
- * an active admin. Deactivation takes effect at once: a deactivated member's token is refused.
- */
-export async function updateMember(tx: Tx, tenantId: string, userId: string, change: { role?: Role; status?: UserRow['status'] }) {
-  // Serialise changes of one workspace's roster so two admins cannot demote each other at once.
-  await tx`select 1 from tenants where id = ${tenantId} for no key update`
-  const [before] = await tx<UserRow[]>`select ${USER_COLUMNS(tx)} from users where tenant_id = ${tenantId} and id = ${userId} for update`
-  if (!before) throw problems.notFound('user')
-  const role = change.role ?? before.role
-  const status = change.status ?? before.status
-  if (before.role === 'admin' && before.status === 'active' && (role !== 'admin' || status !== 'active')) {
-    const [others] = await tx<{ n: number }[]>`
-      select count(*)::int as n from users
-      where tenant_id = ${tenantId} and role = 'admin' and status = 'active' and id <> ${userId}`
-    if (others!.n === 0) throw problems.conflict('The workspace would have no active admin; make someone else admin first.')
-  }
-  const [after] = await tx<UserRow[]>`
-    update users set role = ${role}, status = ${status}, updated_at = now()
-    where tenant_id = ${tenantId} and id = ${userId}
-    returning ${USER_COLUMNS(tx)}`
-  invalidateCredentials()
-  return { before, after: after! }
-}
+import { actorOf, appendAudit } from '../workspaces/audit-store'
+import { findUser, listUsers, renderUser, updateMember } from '../workspaces/users-store'
 
 /** GET /v1/users, GET /v1/users/{userId}, PATCH /v1/users/{userId}. */
 export function userRoutes(deps: AppDeps) {
   const { sql, cursors } = deps
-  documentQuery('GET', '/v1/users', UserListQuery)
   return new Elysia({ name: 'users' })
     .use(accessControl(deps.authenticate))
     .get('/v1/users', async ({ principal, query }) => {
       const tenantId = tenantOf(principal)
       const q = readQuery(UserListQuery, query)
-      const limit = q.limit ?? 50
-      const scope = cursorScope(tenantId, `users|${q.status ?? ''}`)
-      const after = q.cursor !== undefined ? cursors.decode(q.cursor, scope) : null
-      const rows = await sql<UserRow[]>`
-        select ${USER_COLUMNS(sql)} from users
-        where tenant_id = ${tenantId}
-          ${after !== null ? sql`and id < ${after}` : sql``}
-          ${q.status !== undefined ? sql`and status = ${q.status}` : sql``}
-        order by id desc
-        limit ${limit + 1}`
-      return cursors.page(rows, limit, scope, (r) => r.id, renderUser)
+      const list = cursors.open(q, cursorScope(tenantId, `users|${q.status ?? ''}`))
+      return list.page(await listUsers(sql, tenantId, q.status, list), (r) => r.id, renderUser)
     }, {
       access: { roles: ANY_ROLE, humanOnly: true },
-      detail: { summary: 'The user roster (human-only)', tags: ['Users'], responses: responses({ 200: PageOf(User) }, LIST_PROBLEMS) },
+      detail: withQuery(UserListQuery, { summary: 'The user roster (human-only)', tags: ['Users'], responses: responses({ 200: PageOf(User) }, LIST_PROBLEMS) }),
     })
     .get('/v1/users/:userId', async ({ principal, params }) => {
       const row = await findUser(sql, tenantOf(principal), params.userId)

@@ -17,7 +17,7 @@ import { runCli } from '../helpers/cli'
 import { spawnService, type ServiceProcess } from '../helpers/service-process'
 import { caseWith, evaluationEnded, packFiles, publishedSet } from '../helpers/underwriting-pack'
 import { postgresClient } from '../../server/db/connect'
-import { verifyAuditChain } from '../../server/resources/audit'
+import { verifyAuditChain } from '../../server/workspaces/audit-store'
 
 setDefaultTimeout(120_000) // file-scoped in Bun 1.4: the preload only reaches the first file
 

@@ -3,7 +3,7 @@ import { call, problemOf, startApp, type TestApp } from '../helpers/app'
 import { startIssuer, type TestIssuer } from '../helpers/oidc'
 import { readOutbox } from '../helpers/outbox'
 import { runCli } from '../helpers/cli'
-import { hasBreakGlassAccess } from '../../server/resources/break-glass'
+import { hasBreakGlassAccess } from '../../server/workspaces/break-glass-store'
 
 setDefaultTimeout(60_000) // file-scoped in Bun 1.4: the preload only reaches the first file
 

@@ -17,7 +17,7 @@ test('a key revoked over HTTP is refused on the very next request', async () => 
   const admin = await app.apiKey(t.id, ['settings:write', 'scenarios:read'])
   expect((await call(app.url, 'GET', '/v1/scenarios', { token: key })).status).toBe(200)
   const [row] = await app.sql`select id from api_keys where key_prefix = ${key.slice(0, 13)}`
-  const { revokeApiKey } = await import('../../server/resources/api-keys')
+  const { revokeApiKey } = await import('../../server/workspaces/api-keys-store')
   await app.sql.begin((tx) => revokeApiKey(tx, t.id, row!.id))
   expect((await call(app.url, 'GET', '/v1/scenarios', { token: key })).status).toBe(401)
   expect((await call(app.url, 'GET', '/v1/scenarios', { token: admin })).status).toBe(200)

@@ -1,0 +1,61 @@
+/**
+ * The store of scenarios (cases): owns the `scenarios` table. Used by the case routes
+ * (server/resources/scenarios.ts) and every domain that hangs off a case (documents, evaluations,
+ * reports, supersessions).
+ */
+import type { Tx } from '../db/connect'
+import type { PageWindow } from '../http/pagination'
+
+/** A row of `scenarios`. */
+export interface ScenarioRow {
+  id: string
+  name: string
+  external_ref: string | null
+  status: string
+  vertical: string | null
+  created_at: Date
+  updated_at: Date
+}
+
+/** The API shape of a scenario; optional fields are absent when unset. */
+export function renderScenario(row: ScenarioRow) {
+  return {
+    id: row.id,
+    name: row.name,
+    ...(row.external_ref !== null ? { external_ref: row.external_ref } : {}),
+    status: row.status,
+    ...(row.vertical !== null ? { vertical: row.vertical } : {}),
+    created_at: row.created_at.toISOString(),
+    updated_at: row.updated_at.toISOString(),
+  }
+}
+
+/** Reads one scenario of a workspace, or null (absent and foreign look the same). */
+export async function findScenario(sql: Tx, tenantId: string, scenarioId: string): Promise<ScenarioRow | null> {
+  const [row] = await sql<ScenarioRow[]>`
+    select id, name, external_ref, status, vertical, created_at, updated_at
+    from scenarios
+    where tenant_id = ${tenantId} and id = ${scenarioId}`
+  return row ?? null
+}
+
+/** Creates a case of a workspace (its vertical already resolved) and returns it. */
+export async function createScenario(tx: Tx, tenantId: string, input: { name: string; externalRef: string | null; vertical: string | null }): Promise<ScenarioRow> {
+  const [row] = await tx<ScenarioRow[]>`
+    insert into scenarios (tenant_id, id, name, external_ref, vertical)
+    values (${tenantId}, ${Bun.randomUUIDv7()}, ${input.name}, ${input.externalRef}, ${input.vertical})
+    returning id, name, external_ref, status, vertical, created_at, updated_at`
+  return row!
+}
+
+/** One page of a workspace's cases, newest first, optionally of one exact `external_ref` (rows of `window`). */
+export async function listScenarios(sql: Tx, tenantId: string, externalRef: string | undefined, window: PageWindow): Promise<ScenarioRow[]> {
+  return sql<ScenarioRow[]>`
+    select id, name, external_ref, status, vertical, created_at, updated_at
+    from scenarios
+    where tenant_id = ${tenantId}
+      ${window.after !== null ? sql`and id < ${window.after}` : sql``}
+      ${externalRef !== undefined ? sql`and external_ref = ${externalRef}` : sql``}
+    order by id desc
+    limit ${window.fetch}`
+}
