@@ -10,7 +10,7 @@ import type { AppDeps } from '../deps'
 import type { Principal } from '../auth/principal'
 import { accessControl, ANY_ROLE, CASE_WRITERS, tenantOf } from '../auth/access'
 import { ProblemError, problems } from '../http/problem'
-import { readQuery } from '../http/query'
+import { readQuery, withQuery } from '../http/query'
 import { idempotencyKeyOf, runIdempotent, replyWith } from '../http/idempotency'
 import { consumeRate, RATE_PROBLEMS } from '../http/rate-limit'
 import { BODY_PROBLEMS, LIST_PROBLEMS, PATH_PROBLEMS, responses } from '../http/docs'
@@ -133,7 +133,6 @@ export function documentRoutes(deps: AppDeps) {
         responses: responses({ 202: Document }, [...BODY_PROBLEMS, ...PATH_PROBLEMS, ...RATE_PROBLEMS, 'conflict', 'idempotency_conflict']),
       },
     })
-    // No withQuery: the frozen OpenAPI document has never listed this query (registered under a {param} path).
     .get('/v1/scenarios/:scenarioId/documents', async ({ principal, params, query }) => {
       const tenantId = tenantOf(principal)
       const q = readQuery(DocumentListQuery, query)
@@ -143,7 +142,7 @@ export function documentRoutes(deps: AppDeps) {
     }, {
       access: READ,
       params: ScenarioParams,
-      detail: { summary: 'List the documents of a case, newest first', tags: TAGS, responses: responses({ 200: PageOf(Document) }, [...LIST_PROBLEMS, ...PATH_PROBLEMS]) },
+      detail: withQuery(DocumentListQuery, { summary: 'List the documents of a case, newest first', tags: TAGS, responses: responses({ 200: PageOf(Document) }, [...LIST_PROBLEMS, ...PATH_PROBLEMS]) }),
     })
     .get('/v1/scenarios/:scenarioId/documents/:documentId', async ({ principal, params }) => {
       const doc = await findDocument(sql, tenantOf(principal), params.scenarioId, params.documentId)
@@ -154,7 +153,6 @@ export function documentRoutes(deps: AppDeps) {
       params: DocumentParams,
       detail: { summary: 'Read a document', tags: TAGS, responses: responses({ 200: Document }, PATH_PROBLEMS) },
     })
-    // No withQuery: the frozen OpenAPI document has never listed this query (registered under a {param} path).
     .get('/v1/scenarios/:scenarioId/documents/:documentId/blocks', async ({ principal, params, query }) => {
       const tenantId = tenantOf(principal)
       const q = readQuery(BlockListQuery, query)
@@ -165,7 +163,7 @@ export function documentRoutes(deps: AppDeps) {
     }, {
       access: READ,
       params: DocumentParams,
-      detail: { summary: 'The blocks of a processed document, in reading order', tags: TAGS, responses: responses({ 200: PageOf(Block) }, [...LIST_PROBLEMS, ...PATH_PROBLEMS]) },
+      detail: withQuery(BlockListQuery, { summary: 'The blocks of a processed document, in reading order', tags: TAGS, responses: responses({ 200: PageOf(Block) }, [...LIST_PROBLEMS, ...PATH_PROBLEMS]) }),
     })
     .get('/v1/scenarios/:scenarioId/documents/:documentId/download', async ({ principal, params, set }) => {
       const doc = await findDocument(sql, tenantOf(principal), params.scenarioId, params.documentId)

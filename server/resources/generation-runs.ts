@@ -8,7 +8,7 @@ import { Elysia, t } from 'elysia'
 import type { AppDeps } from '../deps'
 import { accessControl, tenantOf } from '../auth/access'
 import { problems } from '../http/problem'
-import { readQuery } from '../http/query'
+import { readQuery, withQuery } from '../http/query'
 import { idempotencyKeyOf, runIdempotent, replyWith } from '../http/idempotency'
 import { consumeRate, RATE_PROBLEMS } from '../http/rate-limit'
 import { BODY_PROBLEMS, LIST_PROBLEMS, PATH_PROBLEMS, responses } from '../http/docs'
@@ -65,7 +65,6 @@ export function generationRunRoutes(deps: AppDeps) {
         responses: responses({ 202: GenerationRun }, [...PATH_PROBLEMS, ...BODY_PROBLEMS, ...RATE_PROBLEMS, 'budget_exceeded', 'conflict', 'idempotency_conflict']),
       },
     })
-    // No withQuery: the frozen OpenAPI document has never listed this query (registered under a {param} path).
     .get('/v1/question-sets/:questionSetId/generation-runs', async ({ principal, params, query }) => {
       const tenantId = tenantOf(principal)
       const q = readQuery(RunListQuery, query)
@@ -76,7 +75,7 @@ export function generationRunRoutes(deps: AppDeps) {
     }, {
       access: QUESTION_SET_READ,
       params: QuestionSetParams,
-      detail: { summary: 'List the generation runs of a question set, newest first', tags: TAGS, responses: responses({ 200: PageOf(GenerationRun) }, [...LIST_PROBLEMS, ...PATH_PROBLEMS]) },
+      detail: withQuery(RunListQuery, { summary: 'List the generation runs of a question set, newest first', tags: TAGS, responses: responses({ 200: PageOf(GenerationRun) }, [...LIST_PROBLEMS, ...PATH_PROBLEMS]) }),
     })
     .get('/v1/question-sets/:questionSetId/generation-runs/:runId', async ({ principal, params }) => {
       const row = await findRun(sql, tenantOf(principal), params.runId, { questionSetId: params.questionSetId })

@@ -153,7 +153,6 @@ export function questionGroupRoutes(deps: AppDeps) {
       body: t.Optional(GuidelineComplete),
       detail: { summary: 'Read a processed guideline again', tags: TAGS, responses: responses({ 202: Guideline }, [...BODY_PROBLEMS, ...PATH_PROBLEMS, ...RATE_PROBLEMS, 'conflict', 'idempotency_conflict']) },
     })
-    // No withQuery: the frozen OpenAPI document has never listed this query (registered under a {param} path).
     .get('/v1/question-groups/:groupId/guidelines', async ({ principal, params, query }) => {
       const tenantId = tenantOf(principal)
       const q = readQuery(GuidelineListQuery, query)
@@ -163,7 +162,7 @@ export function questionGroupRoutes(deps: AppDeps) {
     }, {
       access: QUESTION_SET_READ,
       params: QuestionGroupParams,
-      detail: { summary: 'List the guideline sources of a group, newest first', tags: TAGS, responses: responses({ 200: PageOf(Guideline) }, [...LIST_PROBLEMS, ...PATH_PROBLEMS]) },
+      detail: withQuery(GuidelineListQuery, { summary: 'List the guideline sources of a group, newest first', tags: TAGS, responses: responses({ 200: PageOf(Guideline) }, [...LIST_PROBLEMS, ...PATH_PROBLEMS]) }),
     })
     .get('/v1/question-groups/:groupId/guidelines/:guidelineId', async ({ principal, params }) => {
       const row = await findGroupGuideline(sql, tenantOf(principal), params.groupId, params.guidelineId)
@@ -174,7 +173,6 @@ export function questionGroupRoutes(deps: AppDeps) {
       params: GuidelineParams,
       detail: { summary: 'Read a guideline source', tags: TAGS, responses: responses({ 200: Guideline }, PATH_PROBLEMS) },
     })
-    // No withQuery: the frozen OpenAPI document has never listed this query (registered under a {param} path).
     .get('/v1/question-groups/:groupId/guidelines/:guidelineId/blocks', async ({ principal, params, query }) => {
       const tenantId = tenantOf(principal)
       const q = readQuery(GuidelineBlockListQuery, query)
@@ -185,6 +183,6 @@ export function questionGroupRoutes(deps: AppDeps) {
     }, {
       access: QUESTION_SET_READ,
       params: GuidelineParams,
-      detail: { summary: 'The blocks of a processed guideline, in reading order', tags: TAGS, responses: responses({ 200: PageOf(GuidelineBlock) }, [...LIST_PROBLEMS, ...PATH_PROBLEMS]) },
+      detail: withQuery(GuidelineBlockListQuery, { summary: 'The blocks of a processed guideline, in reading order', tags: TAGS, responses: responses({ 200: PageOf(GuidelineBlock) }, [...LIST_PROBLEMS, ...PATH_PROBLEMS]) }),
     })
 }

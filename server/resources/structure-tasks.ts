@@ -7,7 +7,7 @@ import { Elysia } from 'elysia'
 import type { AppDeps } from '../deps'
 import { accessControl, tenantOf } from '../auth/access'
 import { problems } from '../http/problem'
-import { readQuery } from '../http/query'
+import { readQuery, withQuery } from '../http/query'
 import { idempotencyKeyOf, runIdempotent, replyWith } from '../http/idempotency'
 import { consumeRate, RATE_PROBLEMS } from '../http/rate-limit'
 import { BODY_PROBLEMS, LIST_PROBLEMS, PATH_PROBLEMS, responses } from '../http/docs'
@@ -53,7 +53,6 @@ export function structureTaskRoutes(deps: AppDeps) {
         responses: responses({ 202: StructureTask }, [...PATH_PROBLEMS, ...BODY_PROBLEMS, ...RATE_PROBLEMS, 'idempotency_conflict', 'conflict']),
       },
     })
-    // No withQuery: the frozen OpenAPI document has never listed this query (registered under a {param} path).
     .get('/v1/question-sets/:questionSetId/versions/:versionId/structure-tasks', async ({ principal, params, query }) => {
       const tenantId = tenantOf(principal)
       const q = readQuery(RunListQuery, query)
@@ -63,7 +62,7 @@ export function structureTaskRoutes(deps: AppDeps) {
     }, {
       access: QUESTION_SET_READ,
       params: VersionParams,
-      detail: { summary: 'List the structure tasks of a version, newest first', tags: TAGS, responses: responses({ 200: PageOf(StructureTask) }, [...LIST_PROBLEMS, ...PATH_PROBLEMS]) },
+      detail: withQuery(RunListQuery, { summary: 'List the structure tasks of a version, newest first', tags: TAGS, responses: responses({ 200: PageOf(StructureTask) }, [...LIST_PROBLEMS, ...PATH_PROBLEMS]) }),
     })
     .get('/v1/question-sets/:questionSetId/versions/:versionId/structure-tasks/:taskId', async ({ principal, params }) => {
       const row = await findStructureTask(sql, tenantOf(principal), params.taskId, { versionId: params.versionId })

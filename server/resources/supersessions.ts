@@ -7,7 +7,7 @@ import { Elysia, t } from 'elysia'
 import type { AppDeps } from '../deps'
 import { accessControl, ANY_ROLE, CASE_WRITERS, tenantOf } from '../auth/access'
 import { problems } from '../http/problem'
-import { readQuery } from '../http/query'
+import { readQuery, withQuery } from '../http/query'
 import { BODY_PROBLEMS, LIST_PROBLEMS, PATH_PROBLEMS, responses } from '../http/docs'
 import { cursorScope } from '../http/pagination'
 import { PageOf, ScenarioParams } from '../../schemas/common'
@@ -33,7 +33,6 @@ export function supersessionRoutes(deps: AppDeps) {
   }
   return new Elysia({ name: 'supersessions' })
     .use(accessControl(deps.authenticate))
-    // No withQuery: the frozen OpenAPI document has never listed this query (registered under a {param} path).
     .get('/v1/scenarios/:scenarioId/supersessions', async ({ principal, params, query }) => {
       const tenantId = tenantOf(principal)
       const q = readQuery(SupersessionListQuery, query)
@@ -43,7 +42,7 @@ export function supersessionRoutes(deps: AppDeps) {
     }, {
       access: READ,
       params: ScenarioParams,
-      detail: { summary: 'The supersessions of a case, newest first', tags: TAGS, responses: responses({ 200: PageOf(Supersession) }, [...LIST_PROBLEMS, ...PATH_PROBLEMS]) },
+      detail: withQuery(SupersessionListQuery, { summary: 'The supersessions of a case, newest first', tags: TAGS, responses: responses({ 200: PageOf(Supersession) }, [...LIST_PROBLEMS, ...PATH_PROBLEMS]) }),
     })
     .get('/v1/scenarios/:scenarioId/supersessions/:supersessionId', async ({ principal, params }) => {
       const row = await findSupersession(sql, tenantOf(principal), params.scenarioId, params.supersessionId)

@@ -40,6 +40,16 @@ test('every route is listed with its access entry and problem responses', async 
 
 test('list routes document limit and cursor as query parameters', async () => {
   const doc = (await call(app.url, 'GET', '/v1/openapi.json')).body
+  for (const path of [
+    '/v1/scenarios/{scenarioId}/documents', '/v1/scenarios/{scenarioId}/documents/{documentId}/blocks',
+    '/v1/question-groups/{groupId}/guidelines', '/v1/question-groups/{groupId}/guidelines/{guidelineId}/blocks',
+    '/v1/question-sets/{questionSetId}/diff-runs', '/v1/question-sets/{questionSetId}/generation-runs',
+    '/v1/question-sets/{questionSetId}/versions/{versionId}/structure-tasks', '/v1/scenarios/{scenarioId}/supersessions',
+    '/v1/scenarios/{scenarioId}/evaluations', '/v1/task-notification-subscriptions',
+  ]) {
+    const names = doc.paths[path].get.parameters.filter((p: { in?: string }) => p.in === 'query').map((p: { name: string }) => p.name)
+    expect(names, path).toEqual(expect.arrayContaining(['limit', 'cursor']))
+  }
   const params = doc.paths['/v1/scenarios'].get.parameters.map((p: { name: string; in: string }) => `${p.in}:${p.name}`)
   expect(params).toEqual(expect.arrayContaining(['query:limit', 'query:cursor']))
   const limit = doc.paths['/v1/scenarios'].get.parameters.find((p: { name: string }) => p.name === 'limit')
