@@ -6,7 +6,7 @@
 import { parseArgs } from 'node:util'
 import { ConfigError, loadConfig } from './config'
 import { EmbeddedDatabaseInUse, openDatabase, type Database } from './db/connect'
-import { controlSocketPath, forwardToControlSocket } from './control-socket'
+import { controlSocketPath, forwardToControlSocket, type CommandOutcome } from './control-socket'
 import { migrate } from './db/migrate'
 import { ProblemError } from './http/problem'
 import { createTenant, findTenantBySlug } from './workspaces/tenants-store'
@@ -134,8 +134,7 @@ const COMMANDS: Record<string, Command> = {
   },
 }
 
-/** What one command printed and its exit code. */
-export interface CommandOutcome { code: number; stdout: string; stderr: string }
+export type { CommandOutcome }
 
 /**
  * Runs one CLI command on an open database and returns what it prints; the running service uses

@@ -7,7 +7,12 @@
 import { join } from 'node:path'
 import { rmSync } from 'node:fs'
 import type { Database } from './db/connect'
-import type { CommandOutcome } from './cli'
+
+/** What a CLI command printed and its exit code, as the socket carries it. */
+export interface CommandOutcome { code: number; stdout: string; stderr: string }
+
+/** Runs one CLI command against the process's database (the CLI's executeCommand, handed in by the caller). */
+export type CommandExecutor = (db: Database, argv: string[]) => Promise<CommandOutcome>
 
 /** Where the control socket of a data directory lives. */
 export function controlSocketPath(dataDir: string): string {
@@ -15,16 +20,15 @@ export function controlSocketPath(dataDir: string): string {
 }
 
 /** Serves CLI commands for the embedded database; returns a function that closes the socket. */
-export function serveControlSocket(dataDir: string, db: Database): () => void {
+export function serveControlSocket(dataDir: string, db: Database, execute: CommandExecutor): () => void {
   const path = controlSocketPath(dataDir)
   rmSync(path, { force: true })
   const server = Bun.serve({
     unix: path,
     async fetch(request) {
-      const { executeCommand } = await import('./cli')
       const argv = (await request.json()) as string[]
       if (!Array.isArray(argv) || !argv.every((a) => typeof a === 'string')) return Response.json({ code: 2, stdout: '', stderr: 'svc: bad request\n' })
-      return Response.json(await executeCommand(db, argv))
+      return Response.json(await execute(db, argv))
     },
   })
   return () => {

@@ -42,7 +42,7 @@ async function start() {
     console.error(`${e.message}${workerOnly ? ' (bun run start already runs the job workers)' : ''}`)
     process.exit(2)
   }
-  const closeControlSocket = db.embedded ? serveControlSocket(config.dataDir, db) : () => {}
+  const closeControlSocket = db.embedded ? serveControlSocket(config.dataDir, db, async (d, argv) => (await import('./cli')).executeCommand(d, argv)) : () => {}
   const applied = await migrate(db.sql)
   if (applied.length) log('info', 'migrations applied', { versions: applied })
 

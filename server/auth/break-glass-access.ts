@@ -13,7 +13,7 @@
 import type { Sql } from '../db/connect'
 import { problems, ProblemError } from '../http/problem'
 import { appendAudit } from '../workspaces/audit-store'
-import type { Principal } from './principal'
+import type { Principal } from './principal-kinds'
 
 /** One read that break-glass may admit: what is recorded on the audit chain. */
 export interface BreakGlassRead {

@@ -5,31 +5,16 @@
  */
 import type { Sql } from '../db/connect'
 import { problems, ProblemError } from '../http/problem'
-import { hashApiKey, isWellFormedApiKey, looksLikeApiKey, type KeyEnvironment } from './api-key-format'
+import { hashApiKey, isWellFormedApiKey, looksLikeApiKey } from './api-key-format'
 import type { TokenVerifier } from './oidc'
 import { CredentialCache, type CacheRegistry } from './credential-cache'
 import { type BreakGlassRead, withBreakGlass } from './break-glass-access'
 
 import { ROLES, SCOPES, type Role, type Scope } from '../../schemas/access'
+import type { Principal } from './principal-kinds'
 
 export { ROLES, SCOPES, type Role, type Scope }
-
-/** Workspace state carried by every workspace principal. */
-interface InWorkspace { tenantId: string; tenantStatus: 'active' | 'suspended' }
-
-/** A resolved caller. */
-export type Principal =
-  | (InWorkspace & { kind: 'user'; userId: string; sub: string; role: Role; operator: boolean })
-  | (InWorkspace & { kind: 'api_key'; keyId: string; scopes: readonly Scope[]; environment: KeyEnvironment })
-  | (InWorkspace & { kind: 'embed'; sessionId: string; scenarioId: string; expiresAt: Date })
-  /**
-   * A platform operator reading a workspace under an approved, open break-glass request
-   * (`requestId`); only GET routes marked `breakGlass` admit it, and each such read is audited.
-   */
-  | (InWorkspace & { kind: 'break_glass'; sub: string; requestId: string; expiresAt: Date })
-  | { kind: 'operator'; sub: string; organization?: string }
-  /** A valid user token of someone who is no member yet; only routes with `invitee` admit it. */
-  | { kind: 'person'; sub: string; organization?: string }
+export type { Principal }
 
 /** Resolves an embed session bearer (provided by the embed issue); null when unknown or lapsed. */
 export type EmbedSessionResolver = (bearer: string) => Promise<Principal | null>

@@ -5,7 +5,7 @@
  */
 import type { Tx } from '../db/connect'
 import type { PageWindow } from '../http/pagination'
-import type { Question } from '../evaluation/engine'
+import type { Question } from '../../schemas/question-set'
 
 /** A row of `question_sets` with its newest and newest published version. */
 export interface QuestionSetRow {

@@ -5,7 +5,7 @@
  */
 import { problems, type FieldError } from '../http/problem'
 import { ruleProblem } from '../evaluation/rules'
-import type { Question } from '../evaluation/engine'
+import type { Question } from '../../schemas/question-set'
 
 /** The problems of a list of questions as field errors and domain-rule details; empty when valid. */
 export function questionProblems(questions: readonly Question[]): { fields: FieldError[]; rules: string[] } {

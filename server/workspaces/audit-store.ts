@@ -6,7 +6,7 @@
  */
 import { createHash } from 'node:crypto'
 import type { Sql, Tx } from '../db/connect'
-import type { Principal } from '../auth/principal'
+import type { Principal } from '../auth/principal-kinds'
 import { canonicalJson } from '../http/idempotency'
 import type { PageWindow } from '../http/pagination'
 import { lockTenant } from './tenants-store'

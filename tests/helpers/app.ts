@@ -73,7 +73,7 @@ export async function startApp(options: StartOptions = {}): Promise<TestApp> {
   const db = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, max: config.dbPoolMax, prepare: config.dbPrepare, listenUrl: config.databaseListenUrl })
   await migrate(db.sql)
   // Like main.ts: on the embedded database the operator CLI reaches this process through its control socket.
-  const closeControlSocket = db.embedded ? serveControlSocket(config.dataDir, db) : () => {}
+  const closeControlSocket = db.embedded ? serveControlSocket(config.dataDir, db, async (d, argv) => (await import('../../server/cli')).executeCommand(d, argv)) : () => {}
   // Every line is made (and checked for credentials by the preload); only warnings and errors reach
   // the test output unless SVC_TEST_LOG_LEVEL asks for more.
   const log = createLogger({ level: config.logLevel, stdoutLevel: (process.env.SVC_TEST_LOG_LEVEL as Level | undefined) ?? 'warn' })
