@@ -13,6 +13,7 @@ import type { CacheRegistry } from './auth/credential-cache'
 import type { Logger } from './observability/log'
 import type { Metrics } from './observability/metrics'
 import type { UploadTargetKind } from './documents/upload-targets'
+import type { LinkBases } from './notifications/envelope'
 
 /** The dependencies of every route plugin. */
 export interface AppDeps {
@@ -48,4 +49,6 @@ export interface AppDeps {
   caches: CacheRegistry
   /** What a presigned upload URL can fill: case documents, guideline sources, uploaded invoices. */
   uploadTargets: readonly UploadTargetKind[]
+  /** Bases of the links in notifications (SVC_BASE_URL, SVC_UI_BASE_URL), handed to task finishing. */
+  links: LinkBases
 }

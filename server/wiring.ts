@@ -15,7 +15,7 @@ import { deriveKey, loadSecretKey } from './secret-key'
 import { createMailer } from './mail/mailer'
 import { createBlobStore } from './storage'
 import { createCaseEvents } from './events'
-import { configureLinkBases } from './notifications/envelope'
+import { linkBases } from './notifications/envelope'
 import { createParserPool } from './documents/parsing/parser-pool'
 import { createLogger, setDefaultLogger, type Logger } from './observability/log'
 import { createMetrics, type Metrics } from './observability/metrics'
@@ -36,7 +36,6 @@ export function wireDeps(config: Config, db: Database, draining: () => boolean =
   metrics.setCollectors({ queue: () => queueDepth(db.sql), pool: () => db.poolStats() })
   const secretKey = loadSecretKey(config.secretKey, config.dataDir, (line) => log.warn(line))
   const previousSecretKeys = config.previousSecretKeys
-  configureLinkBases({ baseUrl: config.baseUrl, uiBaseUrl: config.uiBaseUrl })
   if (!db.embedded) {
     listenForCredentialChanges(db.listenSql).catch((e) => log.warn('credential change notifications unavailable; cached credentials lapse after 5 s', { error: String(e) }))
   }
@@ -47,6 +46,7 @@ export function wireDeps(config: Config, db: Database, draining: () => boolean =
   return {
     caches,
     uploadTargets: [documentUploadTarget, guidelineUploadTarget, invoiceUploadTarget],
+    links: linkBases(config),
     config,
     sql: db.sql,
     cursors: new Cursors(deriveKey(secretKey, 'cursor'), previousSecretKeys.map((k) => deriveKey(k, 'cursor'))),

@@ -4,6 +4,7 @@
  * base version (diff.ts). Deterministic and local, so the comparison runs in the job's transaction.
  * Owns `diff_runs`.
  */
+import type { LinkBases } from '../notifications/envelope'
 import type { Tx } from '../db/connect'
 import { Type } from '@sinclair/typebox'
 import { defineJobKind, enqueue, jobType } from '../../jobs/define'
@@ -89,14 +90,14 @@ export async function listDiffRuns(sql: Tx, tenantId: string, questionSetId: str
 /** Enqueues a diff run's job in the caller's transaction. */
 export const enqueueDiffRun = (tx: Tx, tenantId: string, runId: string) => enqueue(tx, DiffRunJob, { tenantId, payload: { runId } })
 
-async function end(tx: Tx, row: DiffRunRow, outcome: { result: DiffRunRow['result'] } | { reason: string }): Promise<void> {
+async function end(tx: Tx, links: LinkBases, row: DiffRunRow, outcome: { result: DiffRunRow['result'] } | { reason: string }): Promise<void> {
   const ok = 'result' in outcome
   await tx`
     update diff_runs set status = ${ok ? 'succeeded' : 'failed'}, result = ${ok ? tx.json(outcome.result as never) : null},
       error_detail = ${ok ? null : outcome.reason}, finished_at = now(), updated_at = now()
     where tenant_id = ${row.tenant_id} and id = ${row.id}`
   if (ok) await recordUsageEvents(tx, row.tenant_id, [{ meter: 'diff_runs', quantity: 1, sourceKind: DIFF_RUN, sourceId: row.id }])
-  await finishTask(tx, {
+  await finishTask(tx, { links,
     tenantId: row.tenant_id, taskKind: 'diff_run', taskId: row.id, resourcePath: diffRunPath(row.question_set_id, row.id),
     result: ok ? 'succeeded' : 'failed', ...(ok ? {} : { reason: outcome.reason }),
   })
@@ -109,19 +110,19 @@ export function diffRunJobKind() {
   return defineJobKind({
     ...DiffRunJob,
     maxAttempts: 3,
-    async handler(tx, job) {
+    async handler(tx, job, deps) {
       const tenantId = job.tenantId
       const row = await findDiffRun(tx, tenantId, job.payload.runId, { lock: true })
       if (!row || (row.status !== 'queued' && row.status !== 'running')) return
       const [now, before] = [await findGuideline(tx, tenantId, row.guideline_id), await findGuideline(tx, tenantId, row.previous_guideline_id)]
       const ready = (s?: string) => s === 'ready' || s === 'ready_degraded'
       if (!ready(now?.status) || !ready(before?.status)) {
-        await end(tx, row, { reason: 'a guideline of the comparison is not processed' })
+        await end(tx, deps.links, row, { reason: 'a guideline of the comparison is not processed' })
         return
       }
       const base = await findVersionById(tx, tenantId, row.base_version_id)
       if (!base) {
-        await end(tx, row, { reason: 'the base version is gone' })
+        await end(tx, deps.links, row, { reason: 'the base version is gone' })
         return
       }
       const oldBlocks = asGen(await guidelineBlocks(tx, tenantId, row.previous_guideline_id))
@@ -129,16 +130,16 @@ export function diffRunJobKind() {
       const { changes, unchanged } = diffBlocks(oldBlocks, newBlocks)
       const proposals = proposeChanges(changes, oldBlocks, newBlocks, base.questions, await provenanceOf(tx, tenantId, base.id))
       const count = (c: string) => changes.filter((x) => x.change === c).length
-      await end(tx, row, { result: {
+      await end(tx, deps.links, row, { result: {
         summary: { blocks_added: count('added'), blocks_removed: count('removed'), blocks_changed: count('changed'), blocks_unchanged: unchanged },
         block_changes: changes,
         proposals,
       } })
     },
-    async onGiveUp(tx, job) {
+    async onGiveUp(tx, job, deps) {
       const row = await findDiffRun(tx, job.tenantId, job.payload.runId, { lock: true })
       if (!row || (row.status !== 'queued' && row.status !== 'running')) return
-      await end(tx, row, { reason: 'the comparison could not be completed' })
+      await end(tx, deps.links, row, { reason: 'the comparison could not be completed' })
     },
   })
 }

@@ -16,6 +16,7 @@
  *    budget_exceeded (no notification: it is not a vendor outage); resume after the budget is raised.
  * Cancel (the route) ends the run `canceled` itself; a step in flight then finds it and stops.
  */
+import type { LinkBases } from '../notifications/envelope'
 import type { AppDeps } from '../deps'
 import type { Tx } from '../db/connect'
 import { Type, type Static } from '@sinclair/typebox'
@@ -61,7 +62,7 @@ export async function enqueueGeneration(tx: Tx, tenantId: string, runId: string,
 }
 
 /** Ends a run in the caller's transaction with its notification (succeeded, failed or canceled). */
-export async function endRun(tx: Tx, row: RunRow, result: 'succeeded' | 'failed' | 'canceled', reason?: string): Promise<RunRow> {
+export async function endRun(tx: Tx, links: LinkBases, row: RunRow, result: 'succeeded' | 'failed' | 'canceled', reason?: string): Promise<RunRow> {
   const ended = await setRunStatus(tx, row, result, {
     finished: true,
     outageChecks: row.outage_checks,
@@ -69,7 +70,7 @@ export async function endRun(tx: Tx, row: RunRow, result: 'succeeded' | 'failed'
     ...(result === 'canceled' ? { errorCode: 'generation_canceled', errorDetail: 'generation was canceled' } : {}),
   })
   if (result === 'succeeded') await recordUsageEvents(tx, row.tenant_id, [{ meter: 'generation_runs', quantity: 1, sourceKind: GENERATION_RUN, sourceId: row.id }])
-  await finishTask(tx, {
+  await finishTask(tx, { links,
     tenantId: row.tenant_id, taskKind: 'generation_run', taskId: row.id, resourcePath: runPath(row.question_set_id, row.id), result,
     ...(reason ? { reason } : {}),
   })
@@ -161,10 +162,10 @@ export function generationRunJobKind() {
       if (!row || row.status !== 'running' || prepared.kind === 'skip') return
       switch (prepared.kind) {
         case 'done':
-          await endRun(tx, row, 'succeeded')
+          await endRun(tx, deps.links, row, 'succeeded')
           return
         case 'failed':
-          await endRun(tx, row, 'failed', prepared.reason)
+          await endRun(tx, deps.links, row, 'failed', prepared.reason)
           return
         case 'budget':
           await setRunStatus(tx, row, 'stalled', { pausedReason: 'budget_exceeded', outageChecks: 0 })
@@ -173,7 +174,7 @@ export function generationRunJobKind() {
           const checks = row.outage_checks + 1
           if (checks >= deps.config.generationOutageChecks) {
             await setRunStatus(tx, row, 'stalled', { pausedReason: 'vendor_outage', outageChecks: checks, errorCode: 'generation_vendor_outage', errorDetail: `the model endpoint is unavailable (last: ${prepared.failure})` })
-            await finishTask(tx, { tenantId, taskKind: 'generation_run', taskId: row.id, resourcePath: runPath(row.question_set_id, row.id), result: 'stalled', attempts: checks })
+            await finishTask(tx, { links: deps.links, tenantId, taskKind: 'generation_run', taskId: row.id, resourcePath: runPath(row.question_set_id, row.id), result: 'stalled', attempts: checks })
             return
           }
           await tx`update generation_runs set outage_checks = ${checks}, updated_at = now() where tenant_id = ${tenantId} and id = ${row.id}`
@@ -181,10 +182,10 @@ export function generationRunJobKind() {
         }
       }
     },
-    async onGiveUp(tx, job) {
+    async onGiveUp(tx, job, deps) {
       const row = await findRun(tx, job.tenantId, job.payload.runId, { lock: true })
       if (!isActive(row)) return
-      await endRun(tx, row, 'failed', 'the generation could not be completed')
+      await endRun(tx, deps.links, row, 'failed', 'the generation could not be completed')
     },
   })
 }

@@ -48,6 +48,6 @@ export function guidelineIngestionJobKind() {
     maxAttempts: 5,
     prepare: (job, deps) => steps.prepare({ tenantId: job.tenantId, id: job.payload.guidelineId, generation: job.payload.generation }, deps),
     handler: (tx, job, deps) => steps.handle(tx, { tenantId: job.tenantId, id: job.payload.guidelineId, generation: job.payload.generation }, job.prepared, deps),
-    onGiveUp: (tx, job) => steps.giveUp(tx, { tenantId: job.tenantId, id: job.payload.guidelineId, generation: job.payload.generation }, job.giveUpReason),
+    onGiveUp: (tx, job, deps) => steps.giveUp(tx, { tenantId: job.tenantId, id: job.payload.guidelineId, generation: job.payload.generation }, job.giveUpReason, deps.links),
   })
 }

@@ -9,6 +9,7 @@
  *  - keep: neither applies.
  * Owns `structure_tasks`.
  */
+import type { LinkBases } from '../notifications/envelope'
 import type { Tx } from '../db/connect'
 import { Type } from '@sinclair/typebox'
 import { defineJobKind, enqueue, jobType } from '../../jobs/define'
@@ -133,13 +134,13 @@ export async function listStructureTasks(sql: Tx, tenantId: string, versionId: s
 /** Enqueues a structure task's job in the caller's transaction. */
 export const enqueueStructureTask = (tx: Tx, tenantId: string, id: string) => enqueue(tx, StructureTaskJob, { tenantId, payload: { taskId: id } })
 
-async function end(tx: Tx, row: StructureTaskRow, outcome: { proposal: StructureProposal } | { reason: string }): Promise<void> {
+async function end(tx: Tx, links: LinkBases, row: StructureTaskRow, outcome: { proposal: StructureProposal } | { reason: string }): Promise<void> {
   const ok = 'proposal' in outcome
   await tx`
     update structure_tasks set status = ${ok ? 'succeeded' : 'failed'}, proposal = ${ok ? tx.json(outcome.proposal as never) : null},
       error_detail = ${ok ? null : outcome.reason}, finished_at = now(), updated_at = now()
     where tenant_id = ${row.tenant_id} and id = ${row.id}`
-  await finishTask(tx, { tenantId: row.tenant_id, taskKind: 'structure_task', taskId: row.id, resourcePath: structureTaskPath(row), result: ok ? 'succeeded' : 'failed', ...(ok ? {} : { reason: outcome.reason }) })
+  await finishTask(tx, { links, tenantId: row.tenant_id, taskKind: 'structure_task', taskId: row.id, resourcePath: structureTaskPath(row), result: ok ? 'succeeded' : 'failed', ...(ok ? {} : { reason: outcome.reason }) })
 }
 
 /** The job kind (registered in server/job-kinds.ts). */
@@ -147,21 +148,21 @@ export function structureTaskJobKind() {
   return defineJobKind({
     ...StructureTaskJob,
     maxAttempts: 3,
-    async handler(tx, job) {
+    async handler(tx, job, deps) {
       const row = await findStructureTask(tx, job.tenantId, job.payload.taskId, { lock: true })
       if (!row || (row.status !== 'queued' && row.status !== 'running')) return
       const version = await findVersionById(tx, row.tenant_id, row.version_id)
       const question = version?.questions.find((q) => q.key === row.question_key)
       if (!version || !question) {
-        await end(tx, row, { reason: `question ${row.question_key} is not in the version` })
+        await end(tx, deps.links, row, { reason: `question ${row.question_key} is not in the version` })
         return
       }
-      await end(tx, row, { proposal: proposeStructure(question, version.questions) })
+      await end(tx, deps.links, row, { proposal: proposeStructure(question, version.questions) })
     },
-    async onGiveUp(tx, job) {
+    async onGiveUp(tx, job, deps) {
       const row = await findStructureTask(tx, job.tenantId, job.payload.taskId, { lock: true })
       if (!row || (row.status !== 'queued' && row.status !== 'running')) return
-      await end(tx, row, { reason: 'the proposal could not be made' })
+      await end(tx, deps.links, row, { reason: 'the proposal could not be made' })
     },
   })
 }

@@ -13,6 +13,7 @@
  * supersession gets a copy of those subscriptions (identical resources with task_id = its id), and
  * its notification goes to them. Owns `supersessions`.
  */
+import type { LinkBases } from '../notifications/envelope'
 import type { Tx } from '../db/connect'
 import { finishTask } from '../notifications/finish'
 import { appendCaseEvent } from '../events/log'
@@ -93,7 +94,7 @@ const same = (a: Question, b: Question) =>
   a.text === b.text && a.criticality === b.criticality && a.answer_type === b.answer_type && a.fact_path === b.fact_path && a.accept === b.accept && a.guidance === b.guidance
 
 /** Records one supersession (once per case, version, key and reason), its event and its notification. */
-async function raise(tx: Tx, input: Omit<SupersessionRow, 'id' | 'status' | 'decided_by_user_id' | 'decided_at' | 'note' | 'created_at' | 'updated_at'>): Promise<SupersessionRow | null> {
+async function raise(tx: Tx, links: LinkBases, input: Omit<SupersessionRow, 'id' | 'status' | 'decided_by_user_id' | 'decided_at' | 'note' | 'created_at' | 'updated_at'>): Promise<SupersessionRow | null> {
   const [row] = await tx<SupersessionRow[]>`
     insert into supersessions (tenant_id, id, scenario_id, question_set_id, evaluation_id, old_version_id, new_version_id, question_key, reason,
       old_question, new_question, answer_value, origin_supersession_id)
@@ -116,14 +117,14 @@ async function raise(tx: Tx, input: Omit<SupersessionRow, 'id' | 'status' | 'dec
     })
   }
   await finishTask(tx, {
-    tenantId: row.tenant_id, taskKind: 'directive_review', taskId: row.id, resourcePath: supersessionsPath(row.scenario_id),
+    links, tenantId: row.tenant_id, taskKind: 'directive_review', taskId: row.id, resourcePath: supersessionsPath(row.scenario_id),
     result: 'succeeded', noAnalog: row.reason === 'no_analog',
   })
   return row
 }
 
 /** Raises the supersessions of a newly published version (see the file comment); returns them. */
-export async function raiseSupersessions(tx: Tx, tenantId: string, questionSetId: string, versionId: string): Promise<SupersessionRow[]> {
+export async function raiseSupersessions(tx: Tx, links: LinkBases, tenantId: string, questionSetId: string, versionId: string): Promise<SupersessionRow[]> {
   const version = await findVersionById(tx, tenantId, versionId)
   if (!version) return []
   const next = new Map(version.questions.map((q) => [q.key, q]))
@@ -151,7 +152,7 @@ export async function raiseSupersessions(tx: Tx, tenantId: string, questionSetId
         where tenant_id = ${tenantId} and scenario_id = ${e.scenario_id} and evaluation_id = ${e.id} and question_key = ${a.question_key}
           and reason <> 'no_analog' and new_question is not distinct from ${after ? tx.json(after as never) : null}::jsonb`
       if (seen) continue
-      const row = await raise(tx, {
+      const row = await raise(tx, links, {
         tenant_id: tenantId, scenario_id: e.scenario_id, question_set_id: questionSetId, evaluation_id: e.id, old_version_id: old.id,
         new_version_id: versionId, question_key: a.question_key, reason: after ? 'changed' : 'dropped', old_question: before, new_question: after,
         answer_value: a.value, origin_supersession_id: null,
@@ -165,7 +166,7 @@ export async function raiseSupersessions(tx: Tx, tenantId: string, questionSetId
       and new_question is not null and new_version_id <> ${versionId}`
   for (const s of confirmed) {
     if (next.has(s.question_key)) continue
-    const row = await raise(tx, {
+    const row = await raise(tx, links, {
       tenant_id: tenantId, scenario_id: s.scenario_id, question_set_id: questionSetId, evaluation_id: s.evaluation_id, old_version_id: s.new_version_id,
       new_version_id: versionId, question_key: s.question_key, reason: 'no_analog', old_question: s.new_question, new_question: null,
       answer_value: s.answer_value, origin_supersession_id: s.id,

@@ -5,6 +5,7 @@
  * task's notification, like every task. Findings are then acknowledged or resolved by workspace
  * admins (human-only, audited). Owns `billing_reconciliations` and `billing_reconciliation_findings`.
  */
+import type { LinkBases } from '../notifications/envelope'
 import Big from 'big.js'
 import type { Tx } from '../db/connect'
 import { Type } from '@sinclair/typebox'
@@ -190,7 +191,7 @@ export async function listReconciliations(sql: Tx, tenantId: string, after: stri
 }
 
 /** Ends a reconciliation in the caller's transaction: findings (or the reason), status, the task's notification. */
-export async function endReconciliation(tx: Tx, row: ReconciliationRow, outcome: { findings: FindingInput[] } | { reason: string }): Promise<void> {
+export async function endReconciliation(tx: Tx, links: LinkBases, row: ReconciliationRow, outcome: { findings: FindingInput[] } | { reason: string }): Promise<void> {
   const ok = 'findings' in outcome
   if (ok) {
     for (const f of outcome.findings) {
@@ -203,7 +204,7 @@ export async function endReconciliation(tx: Tx, row: ReconciliationRow, outcome:
     update billing_reconciliations set status = ${ok ? 'succeeded' : 'failed'}, finding_count = ${ok ? outcome.findings.length : null},
       error_detail = ${ok ? null : outcome.reason}, finished_at = now(), updated_at = now()
     where tenant_id = ${row.tenant_id} and id = ${row.id}`
-  await finishTask(tx, {
+  await finishTask(tx, { links,
     tenantId: row.tenant_id, taskKind: BILLING_RECONCILIATION, taskId: row.id, resourcePath: reconciliationPath(row.id),
     result: ok ? 'succeeded' : 'failed', ...(ok ? {} : { reason: outcome.reason }),
   })
@@ -224,14 +225,14 @@ export function billingReconciliationJobKind(readInvoice: InvoiceReader) {
       const row = await findReconciliation(deps.sql, job.tenantId, job.payload.reconciliationId)
       return row && row.invoice === null && row.status === 'queued' ? readInvoice(row, deps) : null
     },
-    async handler(tx, job) {
+    async handler(tx, job, deps) {
       const row = await findReconciliation(tx, job.tenantId, job.payload.reconciliationId, true)
       if (!row || (row.status !== 'queued' && row.status !== 'running')) return
       if (row.invoice === null) {
         const read = job.prepared
         if (!read) throw new Error('the uploaded invoice was not read')
         if ('error' in read) {
-          await endReconciliation(tx, row, { reason: read.error })
+          await endReconciliation(tx, deps.links, row, { reason: read.error })
           return
         }
         await tx`update billing_reconciliations set invoice = ${tx.json(read as never)} where tenant_id = ${row.tenant_id} and id = ${row.id}`
@@ -241,15 +242,15 @@ export function billingReconciliationJobKind(readInvoice: InvoiceReader) {
       const { startsAt, endsAt } = await periodBounds(tx, row.period, timeZone)
       const contract = await contractForPeriod(tx, row.tenant_id, row.period)
       if (contract && row.invoice!.currency && row.invoice!.currency !== contract.currency) {
-        await endReconciliation(tx, row, { reason: `the invoice is in ${row.invoice!.currency}, the contract in ${contract.currency}` })
+        await endReconciliation(tx, deps.links, row, { reason: `the invoice is in ${row.invoice!.currency}, the contract in ${contract.currency}` })
         return
       }
-      await endReconciliation(tx, row, { findings: compareInvoice(row.invoice!, contract, await usageByMeter(tx, row.tenant_id, startsAt, endsAt)) })
+      await endReconciliation(tx, deps.links, row, { findings: compareInvoice(row.invoice!, contract, await usageByMeter(tx, row.tenant_id, startsAt, endsAt)) })
     },
-    async onGiveUp(tx, job) {
+    async onGiveUp(tx, job, deps) {
       const row = await findReconciliation(tx, job.tenantId, job.payload.reconciliationId, true)
       if (!row || (row.status !== 'queued' && row.status !== 'running')) return
-      await endReconciliation(tx, row, { reason: 'the reconciliation could not be completed' })
+      await endReconciliation(tx, deps.links, row, { reason: 'the reconciliation could not be completed' })
     },
   })
 }

@@ -5,6 +5,7 @@
  * transaction, re-check and write under the row's lock, give up as `failed`) and the outcome's
  * writes (blocks, status, task end). The owner says which table, paths, task kind and extra writes.
  */
+import type { LinkBases } from '../notifications/envelope'
 import type { Tx } from '../db/connect'
 import type { AppDeps } from '../deps'
 import { finishTask } from '../notifications/finish'
@@ -50,8 +51,8 @@ export function isCurrent<Row extends IngestedRow>(row: Row | null, generation: 
 }
 
 /** Writes an outcome: blocks, status and the task's end with its notifications, in the job's transaction. */
-export async function applyIngestionOutcome<Row extends IngestedRow>(tx: Tx, owner: IngestionOwner<Row>, row: Row, outcome: IngestionOutcome): Promise<void> {
-  const base = { tenantId: row.tenant_id, taskKind: owner.taskKind, taskId: row.id, resourcePath: owner.resourcePath(row) }
+export async function applyIngestionOutcome<Row extends IngestedRow>(tx: Tx, links: LinkBases, owner: IngestionOwner<Row>, row: Row, outcome: IngestionOutcome): Promise<void> {
+  const base = { links, tenantId: row.tenant_id, taskKind: owner.taskKind, taskId: row.id, resourcePath: owner.resourcePath(row) }
   switch (outcome.kind) {
     case 'skip':
       return
@@ -100,12 +101,12 @@ export function ingestionSteps<Row extends IngestedRow>(owner: IngestionOwner<Ro
     async handle(tx: Tx, t: IngestionTarget, prepared: IngestionOutcome | undefined, deps: AppDeps): Promise<void> {
       const row = await owner.find(tx, t.tenantId, t.id, true)
       if (!isCurrent(row, t.generation)) return // finished already, or superseded by a reingest
-      await applyIngestionOutcome(tx, owner, row, !prepared || prepared.kind === 'skip' ? await owner.parse(row, t.generation, deps) : prepared)
+      await applyIngestionOutcome(tx, deps.links, owner, row, !prepared || prepared.kind === 'skip' ? await owner.parse(row, t.generation, deps) : prepared)
     },
-    async giveUp(tx: Tx, t: IngestionTarget, reason: string | undefined): Promise<void> {
+    async giveUp(tx: Tx, t: IngestionTarget, reason: string | undefined, links: LinkBases): Promise<void> {
       const row = await owner.find(tx, t.tenantId, t.id, true)
       if (!isCurrent(row, t.generation)) return
-      await applyIngestionOutcome(tx, owner, row, { kind: 'unreadable', reason: reason ?? GIVE_UP_REASON })
+      await applyIngestionOutcome(tx, links, owner, row, { kind: 'unreadable', reason: reason ?? GIVE_UP_REASON })
     },
   }
 }

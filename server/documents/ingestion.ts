@@ -124,6 +124,6 @@ export function documentIngestionJobKind() {
     maxAttempts: 5,
     prepare: (job, deps) => steps.prepare(target(job), deps),
     handler: (tx, job, deps) => steps.handle(tx, target(job), job.prepared, deps),
-    onGiveUp: (tx, job) => steps.giveUp(tx, target(job), job.giveUpReason),
+    onGiveUp: (tx, job, deps) => steps.giveUp(tx, target(job), job.giveUpReason, deps.links),
   })
 }

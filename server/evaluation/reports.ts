@@ -5,6 +5,7 @@
  * job's prepare step), then stores it, ends the report `succeeded` and notifies, in one transaction.
  * Reports that cannot be written end `failed` (report_failed). Owns `reports`.
  */
+import type { LinkBases } from '../notifications/envelope'
 import type { Tx } from '../db/connect'
 import type { AppDeps } from '../deps'
 import { Type } from '@sinclair/typebox'
@@ -128,7 +129,7 @@ export async function reportInput(sql: Tx, tenantId: string, report: ReportRow, 
   }
 }
 
-async function end(tx: Tx, tenantId: string, report: ReportRow, result: { bytes: Uint8Array; pageCount: number } | { error: string }) {
+async function end(tx: Tx, links: LinkBases, tenantId: string, report: ReportRow, result: { bytes: Uint8Array; pageCount: number } | { error: string }) {
   const ok = 'bytes' in result
   const [row] = await tx<ReportRow[]>`
     update reports set
@@ -142,7 +143,7 @@ async function end(tx: Tx, tenantId: string, report: ReportRow, result: { bytes:
     returning ${COLUMNS(tx)}`
   await appendCaseEvent(tx, { tenantId, scenarioId: report.scenario_id, type: 'report.status', data: { report_id: report.id, evaluation_id: report.evaluation_id, status: row!.status } })
   if (ok) await recordUsageEvents(tx, tenantId, [{ meter: 'reports_generated', quantity: 1, sourceKind: 'report_generated', sourceId: report.id }])
-  await finishTask(tx, { tenantId, taskKind: 'report_generated', taskId: report.id, resourcePath: reportPath(report.scenario_id, report.id), result: ok ? 'succeeded' : 'failed' })
+  await finishTask(tx, { links, tenantId, taskKind: 'report_generated', taskId: report.id, resourcePath: reportPath(report.scenario_id, report.id), result: ok ? 'succeeded' : 'failed' })
 }
 
 /** The report_generated job's type: the report (and its case) to write. */
@@ -163,17 +164,17 @@ export function reportGeneratedJobKind() {
       if (!report || report.status !== 'queued') return null
       return writeFindingsReport(await reportInput(deps.sql, job.tenantId, report))
     },
-    async handler(tx, job) {
+    async handler(tx, job, deps) {
       const p = job.payload
       const report = await findReport(tx, job.tenantId, p.scenarioId, p.reportId, true)
       if (!report || report.status !== 'queued' || !job.prepared) return
-      await end(tx, job.tenantId, report, job.prepared)
+      await end(tx, deps.links, job.tenantId, report, job.prepared)
     },
-    async onGiveUp(tx, job) {
+    async onGiveUp(tx, job, deps) {
       const p = job.payload
       const report = await findReport(tx, job.tenantId, p.scenarioId, p.reportId, true)
       if (!report || report.status !== 'queued') return
-      await end(tx, job.tenantId, report, { error: 'the report could not be written' })
+      await end(tx, deps.links, job.tenantId, report, { error: 'the report could not be written' })
     },
   })
 }

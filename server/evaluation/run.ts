@@ -10,6 +10,7 @@
  * hard budget is checked before every model call; once reached the evaluation ends `failed` with
  * error_code `budget_exceeded` (its notification: task.failed, evaluation_failed), no answers kept.
  */
+import type { LinkBases } from '../notifications/envelope'
 import type { Tx } from '../db/connect'
 import type { AppDeps } from '../deps'
 import { Type, type Static } from '@sinclair/typebox'
@@ -69,7 +70,7 @@ export function statusEvent(row: Pick<EvaluationRow, 'id' | 'status' | 'answered
  * Ends an evaluation in the caller's transaction: status, case status, event and the task's
  * notification (`evaluation_failed` / `evaluation_canceled` / success row of the outcome table).
  */
-export async function endEvaluation(tx: Tx, tenantId: string, row: EvaluationRow, result: 'succeeded' | 'failed' | 'canceled', fields: { reason?: string; errorCode?: string; answered?: number; documentCount?: number; blockCount?: number } = {}): Promise<EvaluationRow> {
+export async function endEvaluation(tx: Tx, links: LinkBases, tenantId: string, row: EvaluationRow, result: 'succeeded' | 'failed' | 'canceled', fields: { reason?: string; errorCode?: string; answered?: number; documentCount?: number; blockCount?: number } = {}): Promise<EvaluationRow> {
   const ended = await setEvaluationStatus(tx, tenantId, row.id, result, {
     answered: fields.answered,
     documentCount: fields.documentCount,
@@ -82,7 +83,7 @@ export async function endEvaluation(tx: Tx, tenantId: string, row: EvaluationRow
     await recordUsageEvents(tx, tenantId, [{ meter: 'evaluations_succeeded', quantity: 1, sourceKind: EVALUATION_RUN, sourceId: row.id, occurredAt: ended.finished_at ?? new Date() }])
   }
   await appendCaseEvent(tx, { tenantId, scenarioId: row.scenario_id, type: 'evaluation.status', data: statusEvent(ended, result === 'failed' ? { error: ended.error_detail } : {}) })
-  await finishTask(tx, {
+  await finishTask(tx, { links,
     tenantId, taskKind: 'evaluation_run', taskId: row.id, resourcePath: evaluationPath(row.scenario_id, row.id), result,
     ...(fields.reason ? { reason: fields.reason } : {}),
   })
@@ -159,29 +160,29 @@ export function evaluationRunJobKind() {
         throw e
       }
     },
-    async handler(tx, job) {
+    async handler(tx, job, deps) {
       const { tenantId, payload, prepared } = job
       const row = await findEvaluation(tx, tenantId, payload.scenarioId, payload.evaluationId, true)
       // Ended meanwhile (canceled, or settled by an earlier run): nothing to do.
       if (!row || (row.status !== 'queued' && row.status !== 'running') || prepared.kind === 'skip') return
       if (prepared.kind === 'failed') {
-        await endEvaluation(tx, tenantId, row, 'failed', { reason: prepared.reason })
+        await endEvaluation(tx, deps.links, tenantId, row, 'failed', { reason: prepared.reason })
         return
       }
       if (prepared.kind === 'budget') {
-        await endEvaluation(tx, tenantId, row, 'failed', { reason: BUDGET_STOP, errorCode: 'budget_exceeded' })
+        await endEvaluation(tx, deps.links, tenantId, row, 'failed', { reason: BUDGET_STOP, errorCode: 'budget_exceeded' })
         return
       }
       await saveResults(tx, tenantId, row.id, prepared.questions, prepared.answers, prepared.decision)
-      await endEvaluation(tx, tenantId, row, 'succeeded', {
+      await endEvaluation(tx, deps.links, tenantId, row, 'succeeded', {
         answered: prepared.answers.length, documentCount: prepared.documentCount, blockCount: prepared.blockCount,
       })
     },
-    async onGiveUp(tx, job) {
+    async onGiveUp(tx, job, deps) {
       const { payload } = job
       const row = await findEvaluation(tx, job.tenantId, payload.scenarioId, payload.evaluationId, true)
       if (!row || (row.status !== 'queued' && row.status !== 'running')) return
-      await endEvaluation(tx, job.tenantId, row, 'failed', { reason: 'the evaluation could not be completed' })
+      await endEvaluation(tx, deps.links, job.tenantId, row, 'failed', { reason: 'the evaluation could not be completed' })
     },
   })
 }

@@ -8,23 +8,18 @@ import type { EventType, TaskKind } from './outcomes'
 /** Bases of the envelope's links (SVC_BASE_URL and SVC_UI_BASE_URL). */
 export interface LinkBases { baseUrl: string | undefined; uiBaseUrl: string | undefined }
 
-let bases: LinkBases = { baseUrl: undefined, uiBaseUrl: undefined }
-
-/**
- * Sets the link bases of this process. Called once when the service is wired (wireDeps), because
- * envelopes are rendered inside task transactions that carry no configuration.
- */
-export function configureLinkBases(next: LinkBases): void {
-  bases = { baseUrl: next.baseUrl?.replace(/\/+$/, ''), uiBaseUrl: next.uiBaseUrl?.replace(/\/+$/, '') }
+/** The link bases of a configuration, without trailing slashes (AppDeps.links). */
+export function linkBases(config: { baseUrl?: string; uiBaseUrl?: string }): LinkBases {
+  return { baseUrl: config.baseUrl?.replace(/\/+$/, ''), uiBaseUrl: config.uiBaseUrl?.replace(/\/+$/, '') }
 }
 
 /**
  * links.resource and links.ui of a task: the REST path under the public API base, and the same path
  * (without /v1) under the web application base. Either is empty when its base is not configured.
  */
-export function taskLinks(resourcePath: string, override?: Partial<LinkBases>): { resource: string; ui: string } {
-  const base = override?.baseUrl ?? bases.baseUrl
-  const ui = override?.uiBaseUrl ?? bases.uiBaseUrl
+export function taskLinks(resourcePath: string, bases: LinkBases): { resource: string; ui: string } {
+  const base = bases.baseUrl
+  const ui = bases.uiBaseUrl
   return {
     resource: base ? `${base}${resourcePath}` : '',
     ui: ui ? `${ui}${resourcePath.replace(/^\/v1(?=\/)/, '')}` : '',

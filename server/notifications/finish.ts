@@ -6,7 +6,7 @@
  */
 import type { Tx } from '../db/connect'
 import { outcomeOf, TASK_KINDS, OUTCOME_TABLE, type EventType, type TaskKind, type TaskResult } from './outcomes'
-import { renderEnvelope, taskLinks } from './envelope'
+import { renderEnvelope, taskLinks, type LinkBases } from './envelope'
 import { insertDelivery } from './outbox'
 import { lockTask, type TaskEnd } from './tasks'
 
@@ -31,6 +31,8 @@ export interface FinishTaskInput {
   noAnalog?: boolean
   /** When the task reached the state (occurred_at = sent_at); now by default. */
   occurredAt?: Date
+  /** The bases of the envelope's links (AppDeps.links: SVC_BASE_URL and SVC_UI_BASE_URL). */
+  links: LinkBases
 }
 
 /**
@@ -67,7 +69,7 @@ export async function finishTask(tx: Tx, input: FinishTaskInput): Promise<string
   for (const s of subscriptions) {
     ids.push(await deliverOutcome(tx, {
       tenantId: input.tenantId, taskKind: input.taskKind, taskId: input.taskId, subscriptionId: s.id, channel: s.channel,
-      eventType: row.eventType, outcome: { status: row.status, summary: row.summary, errorCode: row.errorCode }, resourcePath: input.resourcePath, occurredAt,
+      eventType: row.eventType, outcome: { status: row.status, summary: row.summary, errorCode: row.errorCode }, resourcePath: input.resourcePath, occurredAt, links: input.links,
     }))
   }
   return ids
@@ -84,6 +86,7 @@ interface OutcomeDelivery {
   outcome: { status: 'succeeded' | 'failed'; summary: string; errorCode: string | null }
   resourcePath: string
   occurredAt: Date
+  links: LinkBases
 }
 
 /** Renders the envelope of one delivery (a fresh delivery id), stores it and enqueues its first attempt. */
@@ -91,7 +94,7 @@ async function deliverOutcome(tx: Tx, d: OutcomeDelivery): Promise<string> {
   const deliveryId = Bun.randomUUIDv7()
   const body = renderEnvelope({
     deliveryId, eventType: d.eventType, taskKind: d.taskKind, taskId: d.taskId, tenantId: d.tenantId,
-    occurredAt: d.occurredAt, outcome: d.outcome, links: taskLinks(d.resourcePath),
+    occurredAt: d.occurredAt, outcome: d.outcome, links: taskLinks(d.resourcePath, d.links),
   })
   await insertDelivery(tx, {
     tenantId: d.tenantId, subscriptionId: d.subscriptionId, deliveryId, taskKind: d.taskKind, taskId: d.taskId,
@@ -108,12 +111,12 @@ async function deliverOutcome(tx: Tx, d: OutcomeDelivery): Promise<string> {
  * Returns the delivery id.
  */
 export async function notifyEndedTask(tx: Tx, input: {
-  tenantId: string; taskKind: TaskKind; taskId: string; subscriptionId: string; channel: 'email' | 'webhook'; end: TaskEnd
+  tenantId: string; taskKind: TaskKind; taskId: string; subscriptionId: string; channel: 'email' | 'webhook'; end: TaskEnd; links: LinkBases
 }): Promise<string> {
   const [stored] = await tx<{ event_type: EventType; status: 'succeeded' | 'failed'; error_code: string | null; summary: string; resource_path: string; occurred_at: Date }[]>`
     select event_type, status, error_code, summary, resource_path, occurred_at from task_outcomes
     where tenant_id = ${input.tenantId} and task_kind = ${input.taskKind} and task_id = ${input.taskId}`
-  const base = { tenantId: input.tenantId, taskKind: input.taskKind, taskId: input.taskId, subscriptionId: input.subscriptionId, channel: input.channel }
+  const base = { tenantId: input.tenantId, taskKind: input.taskKind, taskId: input.taskId, subscriptionId: input.subscriptionId, channel: input.channel, links: input.links }
   if (stored) {
     return deliverOutcome(tx, {
       ...base, eventType: stored.event_type, outcome: { status: stored.status, summary: stored.summary, errorCode: stored.error_code },

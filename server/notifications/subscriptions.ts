@@ -4,6 +4,7 @@
  * a task of its kind in the workspace; one made after its task ended gets the terminal notification
  * at once (subscribeToTask); identical subscriptions converge.
  */
+import type { LinkBases } from './envelope'
 import { Elysia } from 'elysia'
 import type { AppDeps } from '../deps'
 import type { Tx } from '../db/connect'
@@ -118,14 +119,14 @@ export async function createSubscription(tx: Tx, tenantId: string, input: Subscr
  * gets the task's terminal notification enqueued at once. lockTask makes this and the task's end
  * (finishTask) take turns, so a subscription racing the end gets exactly one notification.
  */
-export async function subscribeToTask(tx: Tx, tenantId: string, input: SubscriptionInput): Promise<{ row: SubscriptionRow; created: boolean; deliveryId: string | null }> {
+export async function subscribeToTask(tx: Tx, tenantId: string, input: SubscriptionInput, links: LinkBases): Promise<{ row: SubscriptionRow; created: boolean; deliveryId: string | null }> {
   await lockTask(tx, tenantId, input.taskKind, input.taskId)
   const task = await findTask(tx, tenantId, input.taskKind, input.taskId)
   // A domain rule (the id is a well-formed UUID): 422 without errors[], the detail naming the field (Errors rule 1).
   if (!task) throw problems.rule(`task_id names no ${input.taskKind} task of this workspace.`)
   const { row, created } = await createSubscription(tx, tenantId, input)
   if (!created || task.end === null) return { row, created, deliveryId: null }
-  const deliveryId = await notifyEndedTask(tx, { tenantId, taskKind: input.taskKind, taskId: input.taskId, subscriptionId: row.id, channel: row.channel, end: task.end })
+  const deliveryId = await notifyEndedTask(tx, { tenantId, taskKind: input.taskKind, taskId: input.taskId, subscriptionId: row.id, channel: row.channel, end: task.end, links })
   return { row, created, deliveryId }
 }
 
@@ -149,7 +150,7 @@ export function subscriptionRoutes(deps: AppDeps) {
       const result = await runIdempotent(
         { sql, tenantId, method: 'POST', path, body, key: idempotencyKeyOf(request) },
         async (tx) => {
-          const { row, created } = await subscribeToTask(tx, tenantId, input)
+          const { row, created } = await subscribeToTask(tx, tenantId, input, deps.links)
           return { status: created ? 201 : 200, body: renderSubscription(row), location: `/v1/task-notification-subscriptions/${row.id}` }
         },
       )

@@ -6,6 +6,7 @@
  * of earlier answers) is handed in by the wiring as `onPublished`, so question sets import nothing
  * of authoring.
  */
+import type { LinkBases } from '../notifications/envelope'
 import type { Tx } from '../db/connect'
 import { Type } from '@sinclair/typebox'
 import { defineJobKind, jobType } from '../../jobs/define'
@@ -28,15 +29,15 @@ export function publishProblem(questions: Parameters<typeof questionProblems>[0]
 }
 
 /** Work a publication sets off in its transaction (the wiring passes supersession raising). */
-export type OnPublished = (tx: Tx, tenantId: string, questionSetId: string, versionId: string) => Promise<unknown>
+export type OnPublished = (tx: Tx, links: LinkBases, tenantId: string, questionSetId: string, versionId: string) => Promise<unknown>
 
-async function settle(tx: Tx, tenantId: string, questionSetId: string, versionId: string, failure: string | null, onPublished: OnPublished): Promise<void> {
+async function settle(tx: Tx, links: LinkBases, tenantId: string, questionSetId: string, versionId: string, failure: string | null, onPublished: OnPublished): Promise<void> {
   if (failure === null) {
     await tx`
       update question_set_versions
       set status = 'published', published_at = now(), failure_reason = null, revision = revision + 1, updated_at = now()
       where tenant_id = ${tenantId} and id = ${versionId}`
-    await onPublished(tx, tenantId, questionSetId, versionId)
+    await onPublished(tx, links, tenantId, questionSetId, versionId)
   } else {
     await tx`
       update question_set_versions
@@ -45,6 +46,7 @@ async function settle(tx: Tx, tenantId: string, questionSetId: string, versionId
   }
   await tx`update question_sets set updated_at = now() where tenant_id = ${tenantId} and id = ${questionSetId}`
   await finishTask(tx, {
+    links,
     tenantId, taskKind: 'question_set_publish', taskId: versionId,
     resourcePath: versionPath(questionSetId, versionId), result: failure === null ? 'succeeded' : 'failed',
     ...(failure !== null ? { reason: failure } : {}),
@@ -63,17 +65,17 @@ export function questionSetPublishJobKind(onPublished: OnPublished) {
   return defineJobKind({
     ...QuestionSetPublishJob,
     maxAttempts: 5,
-    async handler(tx, job) {
+    async handler(tx, job, deps) {
       const { questionSetId, versionId } = job.payload
       const version = await findVersion(tx, job.tenantId, questionSetId, versionId, true)
       if (!version || version.status !== 'publishing') return // already settled (a re-run after a crash)
-      await settle(tx, job.tenantId, questionSetId, versionId, publishProblem(version.questions), onPublished)
+      await settle(tx, deps.links, job.tenantId, questionSetId, versionId, publishProblem(version.questions), onPublished)
     },
-    async onGiveUp(tx, job) {
+    async onGiveUp(tx, job, deps) {
       const { questionSetId, versionId } = job.payload
       const version = await findVersion(tx, job.tenantId, questionSetId, versionId, true)
       if (!version || version.status !== 'publishing') return
-      await settle(tx, job.tenantId, questionSetId, versionId, 'publishing failed repeatedly', onPublished)
+      await settle(tx, deps.links, job.tenantId, questionSetId, versionId, 'publishing failed repeatedly', onPublished)
     },
   })
 }

@@ -121,7 +121,7 @@ export function evaluationRoutes(deps: AppDeps) {
         if (!current) throw problems.notFound('evaluation')
         if (current.status === 'canceled') return current
         if (current.status !== 'queued' && current.status !== 'running') throw problems.conflict(`The evaluation already ${current.status}; only a queued or running one can be canceled.`)
-        return endEvaluation(tx, tenantId, current, 'canceled')
+        return endEvaluation(tx, deps.links, tenantId, current, 'canceled')
       })
       return renderEvaluation(row)
     }, {

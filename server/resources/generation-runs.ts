@@ -92,7 +92,7 @@ export function generationRunRoutes(deps: AppDeps) {
         const row = await findRun(tx, tenantId, params.runId, { questionSetId: params.questionSetId, lock: true })
         if (!row) throw problems.notFound('generation run')
         if (!['queued', 'running', 'stalled'].includes(row.status)) throw problems.conflict(`The run is ${row.status}; only a queued, running or stalled run can be canceled.`)
-        return renderRun(tx, await endRun(tx, row, 'canceled'))
+        return renderRun(tx, await endRun(tx, deps.links, row, 'canceled'))
       })
     }, {
       access: QUESTION_SET_WRITE,

@@ -57,7 +57,7 @@ async function servicePath(n: number): Promise<number> {
     for (let i = 0; i < n; i++) {
       const taskId = crypto.randomUUID()
       await createSubscription(tx, tenant.id, { taskKind: 'evaluation_run', taskId, channel: 'webhook', webhook: { url: receiver.url('/svc') } })
-      await finishTask(tx, { tenantId: tenant.id, taskKind: 'evaluation_run', taskId, resourcePath: `/v1/scenarios/s/evaluations/${taskId}`, result: 'succeeded' })
+      await finishTask(tx, { links: app.deps.links, tenantId: tenant.id, taskKind: 'evaluation_run', taskId, resourcePath: `/v1/scenarios/s/evaluations/${taskId}`, result: 'succeeded' })
     }
   })
   const started = performance.now()

@@ -41,7 +41,7 @@ const deliveriesOf = async (subscriptionId: string) =>
 /** Ends a synthetic running document the way ingestion does: its row, then finishTask, in one transaction. */
 async function endDocument(tx: Tx, task: { id: string; path: string }) {
   await tx`update documents set status = 'ready', processed_at = now(), updated_at = now() where tenant_id = ${tenant.id} and id = ${task.id}`
-  return finishTask(tx, { tenantId: tenant.id, taskKind: 'document_ingestion', taskId: task.id, resourcePath: task.path, result: 'succeeded' })
+  return finishTask(tx, { links: app.deps.links, tenantId: tenant.id, taskKind: 'document_ingestion', taskId: task.id, resourcePath: task.path, result: 'succeeded' })
 }
 
 describe('the task id names a task of that kind in this workspace', () => {
@@ -140,7 +140,7 @@ describe('a subscription to a task that already ended', () => {
     const run = await seedTask(app.sql, tenant.id, 'diff_run')
     await app.sql.begin(async (tx) => {
       await tx`update diff_runs set status = 'failed', error_detail = 'the old guideline has no text', finished_at = now() where tenant_id = ${tenant.id} and id = ${run.id}`
-      await finishTask(tx, { tenantId: tenant.id, taskKind: 'diff_run', taskId: run.id, resourcePath: run.path, result: 'failed', reason: 'the old guideline has no text' })
+      await finishTask(tx, { links: app.deps.links, tenantId: tenant.id, taskKind: 'diff_run', taskId: run.id, resourcePath: run.path, result: 'failed', reason: 'the old guideline has no text' })
     })
     const late = await subscribe('diff_run', run.id)
     const [d] = await deliveriesOf(late.body.id)
@@ -165,13 +165,13 @@ describe('a subscription to a task that already ended', () => {
     const run = await seedTask(app.sql, tenant.id, 'generation_run')
     await app.sql.begin(async (tx) => {
       await tx`update generation_runs set status = 'stalled', paused_reason = 'vendor_outage' where tenant_id = ${tenant.id} and id = ${run.id}`
-      await finishTask(tx, { tenantId: tenant.id, taskKind: 'generation_run', taskId: run.id, resourcePath: run.path, result: 'stalled', attempts: 5 })
+      await finishTask(tx, { links: app.deps.links, tenantId: tenant.id, taskKind: 'generation_run', taskId: run.id, resourcePath: run.path, result: 'stalled', attempts: 5 })
     })
     const late = await subscribe('generation_run', run.id)
     expect(await deliveriesOf(late.body.id)).toEqual([])
     await app.sql.begin(async (tx) => {
       await tx`update generation_runs set status = 'succeeded', finished_at = now() where tenant_id = ${tenant.id} and id = ${run.id}`
-      await finishTask(tx, { tenantId: tenant.id, taskKind: 'generation_run', taskId: run.id, resourcePath: run.path, result: 'succeeded' })
+      await finishTask(tx, { links: app.deps.links, tenantId: tenant.id, taskKind: 'generation_run', taskId: run.id, resourcePath: run.path, result: 'succeeded' })
     })
     const ds = await deliveriesOf(late.body.id)
     expect(ds.map((d) => d.event_type)).toEqual(['task.completed'])
@@ -231,14 +231,14 @@ describe('a subscription racing the task\'s end gets exactly one notification', 
       if (interleaved()) {
         const done = gate()
         const subscribed = gate()
-        const subscribing = app.sql.begin(async (tx) => { const s = await subscribeToTask(tx, tenant.id, input); subscribed.open(); await done.p; return s })
+        const subscribing = app.sql.begin(async (tx) => { const s = await subscribeToTask(tx, tenant.id, input, app.deps.links); subscribed.open(); await done.p; return s })
         await subscribed.p
         const ending = app.sql.begin((tx) => endDocument(tx, doc))
         await someoneWaitsOnTheLock()
         done.open()
         ;[sub, ended] = await Promise.all([subscribing, ending])
       } else {
-        sub = await app.sql.begin((tx) => subscribeToTask(tx, tenant.id, input))
+        sub = await app.sql.begin((tx) => subscribeToTask(tx, tenant.id, input, app.deps.links))
         ended = await app.sql.begin((tx) => endDocument(tx, doc))
       }
       expect(sub).toMatchObject({ created: true, deliveryId: null }) // the subscription saw a running task...

@@ -51,7 +51,7 @@ test('the batch read of deliveries never scans the delivery tables, even planned
     const taskId = crypto.randomUUID()
     return app.sql.begin(async (tx) => {
       await createSubscription(tx, tenant.id, { taskKind: 'evaluation_run', taskId, channel: 'webhook', webhook: { url: 'https://hooks.example.com/svc' } })
-      await finishTask(tx, { tenantId: tenant.id, taskKind: 'evaluation_run', taskId, resourcePath: `/v1/scenarios/s/evaluations/${taskId}`, result: 'succeeded' })
+      await finishTask(tx, { links: app.deps.links, tenantId: tenant.id, taskKind: 'evaluation_run', taskId, resourcePath: `/v1/scenarios/s/evaluations/${taskId}`, result: 'succeeded' })
     })
   }
   for (let i = 0; i < 3; i++) await finishOne()

@@ -100,7 +100,7 @@ describe('finishTask', () => {
     for (const row of OUTCOME_TABLE) {
       const taskId = crypto.randomUUID()
       await subscribe(app, key, { address: 'ops@example.com' }, { kind: row.kind, id: taskId })
-      const ids = await app.sql.begin((tx) => finishTask(tx, {
+      const ids = await app.sql.begin((tx) => finishTask(tx, { links: app.deps.links,
         tenantId: tenant.id, taskKind: row.kind, taskId, resourcePath: `/v1/things/${taskId}`, result: row.result as TaskResult,
         reason: 'it broke', attempts: 4, degraded: row.variant === 'degraded', noAnalog: row.variant === 'no_analog',
       }))
@@ -122,7 +122,7 @@ describe('finishTask', () => {
     await subscribe(app, otherKey, { address: 'foreign@example.com' }, { kind: 'evaluation_run', id: taskId }) // another workspace
     const occurredAt = new Date('2026-05-06T07:08:09.010Z')
     const scenarioId = crypto.randomUUID()
-    const ids = await app.sql.begin((tx) => finishTask(tx, {
+    const ids = await app.sql.begin((tx) => finishTask(tx, { links: app.deps.links,
       tenantId: tenant.id, taskKind: 'evaluation_run', taskId, resourcePath: `/v1/scenarios/${scenarioId}/evaluations/${taskId}`, result: 'succeeded', occurredAt,
     }))
     expect(ids).toHaveLength(2)
@@ -147,7 +147,7 @@ describe('finishTask', () => {
     await subscribe(app, key, { address: 'a@example.com' }, { kind: 'diff_run', id: taskId })
     const before = (await app.sql`select count(*)::int as n from jobs`)[0]!.n
     await expect(app.sql.begin(async (tx) => {
-      await finishTask(tx, { tenantId: tenant.id, taskKind: 'diff_run', taskId, resourcePath: '/v1/x', result: 'failed', reason: 'r' })
+      await finishTask(tx, { links: app.deps.links, tenantId: tenant.id, taskKind: 'diff_run', taskId, resourcePath: '/v1/x', result: 'failed', reason: 'r' })
       throw new Error('the task update failed')
     })).rejects.toThrow('the task update failed')
     expect(await app.sql`select 1 from notification_deliveries where task_id = ${taskId}`).toHaveLength(0)
@@ -158,8 +158,8 @@ describe('finishTask', () => {
     const taskId = crypto.randomUUID()
     const sub = await subscribe(app, key, { address: 'gen@example.com' }, { kind: 'generation_run', id: taskId })
     const path = `/v1/question-sets/${crypto.randomUUID()}/generation-runs/${taskId}`
-    const stalled = await app.sql.begin((tx) => finishTask(tx, { tenantId: tenant.id, taskKind: 'generation_run', taskId, resourcePath: path, result: 'stalled', attempts: 5 }))
-    const done = await app.sql.begin((tx) => finishTask(tx, { tenantId: tenant.id, taskKind: 'generation_run', taskId, resourcePath: path, result: 'succeeded' }))
+    const stalled = await app.sql.begin((tx) => finishTask(tx, { links: app.deps.links, tenantId: tenant.id, taskKind: 'generation_run', taskId, resourcePath: path, result: 'stalled', attempts: 5 }))
+    const done = await app.sql.begin((tx) => finishTask(tx, { links: app.deps.links, tenantId: tenant.id, taskKind: 'generation_run', taskId, resourcePath: path, result: 'succeeded' }))
     const [a] = await bodiesOf(stalled)
     const [b] = await bodiesOf(done)
     expect(a).toMatchObject({ event_type: 'task.stalled', outcome: { status: 'failed', error_code: 'generation_vendor_outage', summary: 'on hold after 5 automatic checks; choose Resume' } })

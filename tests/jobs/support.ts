@@ -59,9 +59,9 @@ export async function subscribe(app: TestApp, token: string, target: { url: stri
 }
 
 /** Finishes a synthetic task in its own transaction; returns the delivery ids created. */
-export async function finish(app: TestApp, input: Omit<FinishTaskInput, 'resourcePath'> & { resourcePath?: string }): Promise<string[]> {
+export async function finish(app: TestApp, input: Omit<FinishTaskInput, 'resourcePath' | 'links'> & { resourcePath?: string }): Promise<string[]> {
   const resourcePath = input.resourcePath ?? `/v1/scenarios/${crypto.randomUUID()}/documents/${input.taskId}`
-  return app.sql.begin((tx) => finishTask(tx, { ...input, resourcePath }))
+  return app.sql.begin((tx) => finishTask(tx, { ...input, resourcePath, links: app.deps.links }))
 }
 
 /** Reads a delivery through the API. */

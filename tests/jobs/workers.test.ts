@@ -46,7 +46,7 @@ async function makeDeliveries(n: number, path: string): Promise<string[]> {
     for (let i = 0; i < n; i++) {
       const taskId = crypto.randomUUID()
       await createSubscription(tx, tenant.id, { taskKind: 'report_generated', taskId, channel: 'webhook', webhook: { url: receiver.url(path) } })
-      ids.push(...await finishTask(tx, { tenantId: tenant.id, taskKind: 'report_generated', taskId, resourcePath: `/v1/scenarios/s/reports/${taskId}`, result: 'succeeded' }))
+      ids.push(...await finishTask(tx, { links: app.deps.links, tenantId: tenant.id, taskKind: 'report_generated', taskId, resourcePath: `/v1/scenarios/s/reports/${taskId}`, result: 'succeeded' }))
     }
     return ids
   })
