@@ -20,11 +20,12 @@ import { budgetReached, costMicro, recordUsage } from '../authoring/budgets'
 import { appendCaseEvent } from '../events'
 import { recordUsageEvents } from '../billing/ledger'
 import { findVersionById } from '../question-sets/store'
+import { settleCaseStatus } from '../scenarios/store'
 import { buildCaseContext, type EngineAnswer, type Question } from './engine'
 import { builtinEngine, createEngine, ModelOutageError, ModelResponseError } from './index'
 import { decide, type Decision } from './decision'
 import {
-  evaluationPath, findEvaluation, loadCaseBlocks, recordProgress, saveResults, setEvaluationStatus, settleCaseStatus,
+  evaluationPath, findEvaluation, loadCaseBlocks, recordProgress, saveResults, setEvaluationStatus,
   type EvaluationRow,
 } from './store'
 

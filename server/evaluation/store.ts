@@ -235,25 +235,3 @@ export async function findDecision(sql: Tx, tenantId: string, evaluationId: stri
     select id, outcome, reasons, created_at from evaluation_decisions where tenant_id = ${tenantId} and evaluation_id = ${evaluationId}`
   return row ?? null
 }
-
-/**
- * Sets the case status after an evaluation of it ended: still `evaluating` while another of its
- * evaluations is queued or running; otherwise `evaluated` after a success, `evaluation_failed`
- * after a failure, and after a cancel `evaluated` if the case has a succeeded evaluation, else
- * `created`.
- */
-export async function settleCaseStatus(tx: Tx, tenantId: string, scenarioId: string, ended: 'succeeded' | 'failed' | 'canceled'): Promise<void> {
-  await tx`
-    update scenarios set updated_at = now(), status = case
-      when exists (select 1 from evaluations e where e.tenant_id = ${tenantId} and e.scenario_id = ${scenarioId} and e.status in ('queued', 'running')) then 'evaluating'
-      when ${ended} = 'succeeded' then 'evaluated'
-      when ${ended} = 'failed' then 'evaluation_failed'
-      when exists (select 1 from evaluations e where e.tenant_id = ${tenantId} and e.scenario_id = ${scenarioId} and e.status = 'succeeded') then 'evaluated'
-      else 'created' end
-    where tenant_id = ${tenantId} and id = ${scenarioId}`
-}
-
-/** Marks a case `evaluating` (an evaluation of it was queued). */
-export async function markCaseEvaluating(tx: Tx, tenantId: string, scenarioId: string): Promise<void> {
-  await tx`update scenarios set status = 'evaluating', updated_at = now() where tenant_id = ${tenantId} and id = ${scenarioId}`
-}
