@@ -42,11 +42,13 @@ export async function httpsProxy(target: () => string): Promise<HttpsServer> {
       // it is a GET (safe to repeat), sent once more on a fresh connection: an in-process client
       // connection to the app has been seen to stall now and then under a long suite, which made
       // the browser tests time out for reasons that lie in this proxy, not in the frame.
+      // The whole response, headers and body, must come within 5 s (an event stream only its
+      // headers): a body that stalls after its headers would leave the frame without its script.
       const forward = async (): Promise<Response> => {
         const abort = new AbortController()
         const timer = setTimeout(() => abort.abort(), 5_000)
         try {
-          return await fetch(target() + url.pathname + url.search, {
+          const response = await fetch(target() + url.pathname + url.search, {
             method: request.method,
             headers,
             body,
@@ -56,17 +58,21 @@ export async function httpsProxy(target: () => string): Promise<HttpsServer> {
             keepalive: false,
             signal: abort.signal,
           } as RequestInit)
+          if ((response.headers.get('content-type') ?? '').startsWith('text/event-stream')) return response
+          const bytes = await response.arrayBuffer()
+          return new Response(bytes, { status: response.status, headers: response.headers })
         } finally {
           clearTimeout(timer)
         }
       }
-      let upstream: Response
-      try {
-        upstream = await forward()
-      } catch (e) {
-        if (request.method !== 'GET') throw e
-        console.warn(`https proxy: ${url.pathname} stalled upstream; retrying once`)
-        upstream = await forward()
+      let upstream: Response | undefined
+      for (let attempt = 1; !upstream; attempt++) {
+        try {
+          upstream = await forward()
+        } catch (e) {
+          if ((request.method !== 'GET' && request.method !== 'HEAD') || attempt === 3) throw e
+          console.warn(`https proxy: ${url.pathname} stalled upstream; retrying (attempt ${attempt + 1})`)
+        }
       }
       return new Response(upstream.body, { status: upstream.status, headers: upstream.headers })
     },
