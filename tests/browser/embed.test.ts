@@ -197,7 +197,13 @@ describe('the embedded frame', () => {
     const handoff = await mint(main, caseId)
     expect((await call(main.app.url, 'POST', '/v1/embed/sessions', { body: { handoff, host_origin: host.origin } })).status).toBe(201)
     const { page, frame } = await open(main, handoff)
-    await frame.waitForSelector('[data-state="terminal"]', { state: 'attached' })
+    await frame.waitForSelector('[data-state="terminal"]', { state: 'attached', timeout: 25_000 }).catch(async (e) => {
+      // What the frame showed and what the host received, for a failure that only full runs have shown.
+      console.error('frame url', frame.url(), 'detached', frame.isDetached())
+      console.error('frame html', (await frame.content().catch((x) => String(x))).slice(0, 2000))
+      console.error('host received', JSON.stringify(await received(page).catch((x) => String(x))))
+      throw e
+    })
     expect(await frame.evaluate(() => document.body.innerText.trim())).toBe(TERMINAL_TEXT)
     expect(TERMINAL_TEXT).not.toMatch(/spent|used|expired|origin|handoff|session|unknown|permission/i)
     await Bun.sleep(300)
