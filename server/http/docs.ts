@@ -14,7 +14,7 @@ export function problemResponses(codes: readonly ProblemCode[]): Record<string, 
     const { status } = PROBLEM_CATALOGUE[code]
     byStatus.set(status, [...(byStatus.get(status) ?? []), `urn:svc:error:${code}`])
   }
-  return Object.fromEntries([...byStatus].map(([status, types]) => [String(status), { description: types.join(', '), content: problemContent }]))
+  return Object.fromEntries([...byStatus].map(([status, types]) => [String(status), { description: types.join(', '), content: problemContent, 'x-svc-problem-types': types }]))
 }
 
 /** Problems every JSON-body route can give. */

@@ -55,7 +55,8 @@ export function buildOpenApiDocument(routes: readonly Route[], options: { baseUr
     const method = route.method.toLowerCase()
     const path = openApiPath(route.path)
     const responses: Record<string, any> = { ...(detail.responses ?? {}) }
-    const problemTypes = (status: string) => String(responses[status]?.description ?? '').match(/urn:svc:error:[a-z_]+/g) ?? []
+    // Elysia merges the access macro's responses with the route's, concatenating these lists.
+    const problemTypes = (status: string): string[] => [...new Set<string>(responses[status]?.['x-svc-problem-types'] ?? [])]
     const headers = operationHeaders({ method, path, problemTypes: Object.keys(responses).flatMap(problemTypes) })
 
     const parameters: unknown[] = []
@@ -78,7 +79,7 @@ export function buildOpenApiDocument(routes: readonly Route[], options: { baseUr
       content: { 'application/json': { schema: schemas.write(body) } },
     } : undefined)
 
-    if (!responses['500']) responses['500'] = { description: 'urn:svc:error:internal' }
+    if (!responses['500']) responses['500'] = { description: 'urn:svc:error:internal', 'x-svc-problem-types': ['urn:svc:error:internal'] }
     const written: Record<string, unknown> = {}
     for (const [status, response] of Object.entries(responses)) {
       const content = response.content
