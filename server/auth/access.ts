@@ -124,8 +124,9 @@ export const TENANT_HEADER = 'svc-tenant-id'
 
 /** What the audit chain records of a read that break-glass may admit. */
 function breakGlassRead(request: Request): BreakGlassRead {
-  const url = new URL(request.url)
-  return { tenantHeader: request.headers.get(TENANT_HEADER), method: request.method, path: url.pathname + url.search, httpRequestId: requestIdOf(request) }
+  // Path and query as sent, cut from the absolute URL (every GET of a case route passes here: no URL object).
+  const url = request.url
+  return { tenantHeader: request.headers.get(TENANT_HEADER), method: request.method, path: url.slice(url.indexOf('/', url.indexOf('//') + 2)), httpRequestId: requestIdOf(request) }
 }
 
 /** Principals resolved in `transform`, handed to `resolve` (which runs after validation). */
