@@ -15,7 +15,7 @@ import { BODY_PROBLEMS, PATH_PROBLEMS, responses } from '../http/docs'
 import { Budget, BudgetWrite } from '../../schemas/authoring'
 import { TenantParams } from '../../schemas/user'
 import { findTenant, findTenantBySlug } from '../workspaces/tenants-store'
-import { budgetReport, decimalToMicro, setBudget } from './budgets'
+import { budgetReport, decimalToMicro, setBudget } from '../billing/budgets'
 
 /** The budget in micro-units of a request: exactly one of limit_micro and limit (422 otherwise). */
 export function limitOf(body: { limit_micro?: number; limit?: string }): number {

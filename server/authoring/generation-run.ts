@@ -28,7 +28,7 @@ import type { Config } from '../config'
 import { findGuideline, guidelineBlocks, type GuidelineBlockRow } from './guidelines'
 import { chunkBlocks, draftFromBlocks, uniqueKeys, type Draft, type GenBlock } from './obligations'
 import { modelDraftChunk } from './model-generator'
-import { budgetReached, costMicro, recordUsage } from './budgets'
+import { budgetReached, costMicro, recordUsage } from '../billing/budgets'
 import { checkpointStep, findRun, runPath, runSteps, setRunStatus, writePlan, type RunRow } from './generation-store'
 
 /** The job kind name (also the task kind). */

@@ -4,7 +4,7 @@
  */
 import type { Tx } from '../db/connect'
 import type { Draft } from './obligations'
-import { renderUsage, runUsage } from './budgets'
+import { renderUsage, runUsage } from '../billing/budgets'
 
 /** Run status values. */
 export type RunStatus = 'queued' | 'running' | 'stalled' | 'succeeded' | 'failed' | 'canceled'

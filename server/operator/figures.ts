@@ -6,7 +6,7 @@
 import type { AppDeps } from '../deps'
 import type { Tx } from '../db/connect'
 import { platformUsage } from '../billing/ledger'
-import { microToDecimal, usageByWorkspace } from '../authoring/budgets'
+import { microToDecimal, usageByWorkspace } from '../billing/budgets'
 import { periodBounds } from '../billing/rating'
 import { findTenant } from '../workspaces/tenants-store'
 

@@ -9,7 +9,7 @@ import { readFileSync } from 'node:fs'
 import { call, startApp, type TestApp } from '../helpers/app'
 import { caseWith, evaluationEnded, packFiles, publishedSet } from '../helpers/underwriting-pack'
 import { createGroup, createSet, guidelineDocx, readyGuideline, runReaches } from '../helpers/authoring'
-import { recordUsage } from '../../server/authoring/budgets'
+import { recordUsage } from '../../server/billing/budgets'
 
 setDefaultTimeout(90_000)
 

@@ -13,7 +13,7 @@ import { startModelStub, type ModelStub } from '../helpers/model-stub'
 import { longPdfSample, pngSample, settled, uploadAndComplete } from '../helpers/samples'
 import { PACK_QUESTIONS, publishedSet } from '../helpers/underwriting-pack'
 import { ROLES, SCOPES } from '../../server/auth/principal'
-import { recordUsage } from '../../server/authoring/budgets'
+import { recordUsage } from '../../server/billing/budgets'
 
 setDefaultTimeout(90_000)
 

@@ -1,7 +1,7 @@
 import { describe, expect, test, setDefaultTimeout } from 'bun:test'
 import { chunkBlocks, draftFromBlocks, draftOf, sentenceSpans, subjectOf, thresholdsOf, uniqueKeys } from '../../server/authoring/obligations'
 import { readDrafts } from '../../server/authoring/model-generator'
-import { costMicro, decimalToMicro, microToDecimal } from '../../server/authoring/budgets'
+import { costMicro, decimalToMicro, microToDecimal } from '../../server/billing/budgets'
 import { checkBackoffMs } from '../../server/authoring/generation-run'
 
 setDefaultTimeout(60_000) // file-scoped in Bun 1.4: the preload only reaches the first file

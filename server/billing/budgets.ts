@@ -12,7 +12,7 @@ import Big from 'big.js'
 import type { Tx } from '../db/connect'
 import type { Config } from '../config'
 import { ProblemError } from '../http/problem'
-import { recordUsageEvents } from '../billing/ledger'
+import { recordUsageEvents } from './ledger'
 
 /** Tokens and cost of some usage. */
 export interface UsageTotals { input_tokens: number; output_tokens: number; cost_micro: number }
