@@ -166,6 +166,7 @@ describe('the operator surface', () => {
     const scan = await uploadAndComplete(app, key, scenario.id, { filename: 'scan.png', contentType: 'image/png', bytes: pngSample() })
     const image = await settled(app, key, scenario.id, scan.doc.id)
     expect(image.pages).toMatchObject({ ocr: 0, unreadable: 1 })
+    expect(image.status).toBe('failed') // content that could not be read never ends ready with no blocks
     expect(image.error ?? image.error_detail ?? '').toContain("OCR is off in this workspace's evaluation policy")
     expect((await app.sql`select 1 from usage_events where tenant_id = ${t.id} and source_id = ${image.id}`).length).toBe(0)
   })
