@@ -19,6 +19,7 @@ import type { AppDeps } from '../server/deps'
 import type { Tx } from '../server/db/connect'
 import type { ClaimedJob, JobKind } from './types'
 import { jobBackoffMs } from './backoff'
+import { isDependencyOutage } from '../server/http/dependency-errors'
 import { JOBS_CHANNEL, onLocalEnqueue } from './queue'
 import { contextFromStored, runWithContext } from '../server/observability/context'
 
@@ -44,6 +45,10 @@ export interface Runner {
 }
 
 const DEFAULT_MAX_ATTEMPTS = 5
+/** A run that failed because a dependency was unavailable is retried after 1-2 x this, without spending an attempt... */
+const OUTAGE_RETRY_MS = 1_000
+/** ...while the job is younger than this. */
+const OUTAGE_GRACE_MS = 6 * 3600_000
 
 /** The claim-run-finish engine shared by the long-running runner and runJobsUntilIdle. */
 class Engine {
@@ -215,6 +220,22 @@ class Engine {
     const { sql } = this.deps
     const message = String((error as Error)?.message ?? error).slice(0, 2000)
     const max = kind?.maxAttempts ?? DEFAULT_MAX_ATTEMPTS
+    if (isDependencyOutage(error)) {
+      // The database (or the blob store) was unavailable: the run says nothing about the job, so it
+      // spends no attempt and runs again shortly, for up to OUTAGE_GRACE after it was enqueued (a
+      // job that meets outages beyond that spends its attempts as any other failure). Without this,
+      // a minute of terminated connections gave up evaluations (3 attempts) and documents.
+      const delay = Math.round(OUTAGE_RETRY_MS * (1 + Math.random()))
+      const [kept] = await sql`
+        update jobs set run_at = now() + make_interval(secs => ${delay / 1000}), last_error = ${message},
+          attempts = greatest(attempts - 1, 0), locked_by = null, locked_until = null, updated_at = now()
+        where id = ${job.id} and locked_by = ${this.workerId} and created_at > now() - make_interval(secs => ${OUTAGE_GRACE_MS / 1000})
+        returning id`
+      if (kept) {
+        this.log('warn', 'job met an unavailable dependency; will retry without spending an attempt', { job_id: job.id, kind: job.kind, attempts: job.attempts - 1, retry_in_ms: delay, error: message })
+        return
+      }
+    }
     if (job.attempts >= max) {
       const publicReason = (error as { publicReason?: unknown })?.publicReason
       if (typeof publicReason === 'string') job.giveUpReason = publicReason

@@ -19,6 +19,10 @@ export interface Config {
   databaseUrl: string | undefined
   /** Connections of this process's PostgreSQL pool (SVC_DB_POOL_MAX; default 2 x CPU cores + 1, at most 20). */
   dbPoolMax: number
+  /** How long a statement may wait for its answer (SVC_DB_STATEMENT_TIMEOUT_MS); then it fails as unavailable (503) and its connection is replaced. */
+  dbStatementTimeoutMs: number
+  /** How long a statement may wait for a connection of the pool (SVC_DB_POOL_WAIT_MS); then 503. */
+  dbPoolWaitMs: number
   dataDir: string
   baseUrl: string
   uiBaseUrl: string | undefined
@@ -252,6 +256,8 @@ export function loadConfig(env: Env = process.env): Config {
     host,
     databaseUrl,
     dbPoolMax: int(env, 'SVC_DB_POOL_MAX', defaultPoolSize(), 1, 500),
+    dbStatementTimeoutMs: int(env, 'SVC_DB_STATEMENT_TIMEOUT_MS', 30_000, 100, 3_600_000),
+    dbPoolWaitMs: int(env, 'SVC_DB_POOL_WAIT_MS', 10_000, 100, 3_600_000),
     dataDir,
     baseUrl: url(env, 'SVC_BASE_URL', ['http:', 'https:']) ?? `http://localhost:${port}`,
     uiBaseUrl: url(env, 'SVC_UI_BASE_URL', ['http:', 'https:']),

@@ -14,6 +14,7 @@ import { JOB_KINDS } from './job-kinds'
 import { SERVER_BODY_LIMIT } from './http/body'
 import { createLogger, flushLogs } from './observability/log'
 import { serveMetrics } from './observability/metrics'
+import { keepServingOnUnhandledRejection } from './observability/last-resort'
 
 async function start() {
   let config: Config
@@ -29,12 +30,13 @@ async function start() {
   const workerOnly = process.argv.includes('--worker')
   const logger = createLogger({ level: config.logLevel })
   const log = (level: 'info' | 'warn' | 'error', message: string, extra: Record<string, unknown> = {}) => logger.log(level, message, extra)
+  keepServingOnUnhandledRejection(logger)
   if (config.webhookUnsafeAllowAddresses.length > 0) {
     log('warn', 'SVC_WEBHOOK_UNSAFE_ALLOW_ADDRESSES is set: webhook targets at these addresses bypass the private-address refusal; never use this in production', { addresses: config.webhookUnsafeAllowAddresses })
   }
   let db: Database
   try {
-    db = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, max: config.dbPoolMax, prepare: config.dbPrepare, listenUrl: config.databaseListenUrl })
+    db = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, max: config.dbPoolMax, prepare: config.dbPrepare, listenUrl: config.databaseListenUrl, statementTimeoutMs: config.dbStatementTimeoutMs, poolWaitMs: config.dbPoolWaitMs })
   } catch (e) {
     if (!(e instanceof EmbeddedDatabaseInUse)) throw e
     // PGlite is one session: a second service or worker process cannot share it. `bun run start`
@@ -43,7 +45,7 @@ async function start() {
     process.exit(2)
   }
   const closeControlSocket = db.embedded ? serveControlSocket(config.dataDir, db, async (d, argv) => (await import('./cli')).executeCommand(d, argv)) : () => {}
-  const applied = await migrate(db.sql)
+  const applied = await db.unbounded(migrate)
   if (applied.length) log('info', 'migrations applied', { versions: applied })
 
   let draining = false

@@ -25,6 +25,11 @@ export interface Database {
   poolStats(): { size: number; inUse: number; idle: number; waiting: number } | undefined
   /** Calls `fn` on each NOTIFY of `channel` (PostgreSQL: a LISTEN connection; embedded: PGlite's own); resolves with the unlisten. */
   listen(channel: string, fn: () => void): Promise<() => Promise<void>>
+  /**
+   * Runs `fn` on a client of its own without the statement timeout or the pool wait (PostgreSQL;
+   * embedded: `sql`): migrations build indexes and wait for another process's migration lock.
+   */
+  unbounded<T>(fn: (sql: Sql) => Promise<T>): Promise<T>
   close(): Promise<void>
 }
 
@@ -66,6 +71,10 @@ export async function openDatabase(opts: {
   prepare?: boolean
   /** LISTEN's connection string (DATABASE_LISTEN_URL); default databaseUrl. */
   listenUrl?: string
+  /** Milliseconds a statement may wait for its answer (default: no limit); see below. */
+  statementTimeoutMs?: number
+  /** Milliseconds a statement may wait for a connection of the pool (default: no limit). */
+  poolWaitMs?: number
 }): Promise<Database> {
   if (opts.databaseUrl) {
     // A connection attempt gives up after 5 s (the client's default is 30): while the database is
@@ -75,11 +84,32 @@ export async function openDatabase(opts: {
     // (and requests hanging) for many seconds after the database was back.
     // A transaction-mode pooler hands each transaction (or lone statement) to any server
     // connection, so a statement prepared on one is unknown on the next: `prepare: false` sends
-    // every query unnamed (parse, bind and execute in one round trip, as before; only the server's
-    // plan cache per connection is lost).
-    const common = { ...clientOptions, idle_timeout: 30, connect_timeout: 5, backoff: (retries: number) => Math.min(0.01 * 2 ** retries, 0.1), prepare: opts.prepare ?? true }
-    const sql = postgresClient(opts.databaseUrl, { ...common, max: opts.max ?? 10 })
-    const listenSql = opts.listenUrl ? postgresClient(opts.listenUrl, { ...common, max: 1 }) : sql
+    // every query unnamed. A statement with parameters then takes two exchanges, each ending in its
+    // own Sync (client patch part 8): parse and describe (the server names the parameters' types),
+    // then parse, bind and execute with those types. Nothing is pipelined (`max_pipeline: 0`): a
+    // PgBouncer before 1.21 releases the server connection at the first ReadyForQuery, and the
+    // answers to a statement sent behind it went to no client (the pool locked up for good).
+    // Array types are looked up on each new connection (`fetch_types`, the client's default, kept
+    // deliberately): the service binds JS arrays (`= any(${ids}::uuid[])`) and reads array columns,
+    // which the client serialises and parses only for the array types it has looked up. The lookup
+    // runs from the connection's first ReadyForQuery; its failure (a backend terminated under it)
+    // is the connection's failure, never an unhandled rejection (client patch part 6).
+    // Every statement has a deadline (`query_timeout`, patch part 7): an answer that never comes (a
+    // pooler that dropped it, a half-open socket) fails the statement as QUERY_TIMEOUT (503) and
+    // replaces its connection, instead of holding a request, a connection and SIGTERM's drain for
+    // ever; a statement that finds no free connection within the pool wait fails as POOL_TIMEOUT.
+    const pooled = opts.prepare === false
+    const common = {
+      ...clientOptions, idle_timeout: 30, connect_timeout: 5, backoff: (retries: number) => Math.min(0.01 * 2 ** retries, 0.1),
+      prepare: opts.prepare ?? true, fetch_types: true, ...(pooled ? { max_pipeline: 0 } : {}),
+    }
+    const bounds = {
+      query_timeout: opts.statementTimeoutMs ? opts.statementTimeoutMs / 1000 : null,
+      pool_timeout: opts.poolWaitMs ? opts.poolWaitMs / 1000 : null,
+    }
+    const sql = postgresClient(opts.databaseUrl, { ...common, ...bounds, max: opts.max ?? 10 })
+    const listenSql = opts.listenUrl ? postgresClient(opts.listenUrl, { ...common, ...bounds, max: 1 }) : sql
+    const databaseUrl = opts.databaseUrl
     const stats = () => (sql as unknown as { stats?: { size: number; inUse: number; idle: number; waiting: number } }).stats
     return {
       sql,
@@ -87,6 +117,14 @@ export async function openDatabase(opts: {
       embedded: false,
       poolStats: stats,
       listen: async (channel, fn) => (await listenSql.listen(channel, fn)).unlisten,
+      async unbounded(fn) {
+        const own = postgresClient(databaseUrl, { ...common, max: 1 })
+        try {
+          return await fn(own)
+        } finally {
+          await own.end({ timeout: 5 })
+        }
+      },
       async close() {
         await Promise.all([sql.end({ timeout: 5 }), listenSql !== sql ? listenSql.end({ timeout: 5 }) : undefined])
       },
@@ -138,6 +176,7 @@ async function openEmbedded(dataDir: string): Promise<Database> {
     // PGlite's own listeners do not see NOTIFYs sent through the socket server's session, and a
     // LISTEN there would reach the one client connection: the embedded runner polls instead.
     listen: async () => async () => {},
+    unbounded: (fn) => fn(sql),
     async close() {
       await sql.end({ timeout: 5 })
       await server.stop()
