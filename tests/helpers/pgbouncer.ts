@@ -18,6 +18,8 @@ export interface PgBouncer {
   port: number
   /** `databaseUrl` with host and port replaced by the bouncer's. */
   url(databaseUrl: string): string
+  /** What PgBouncer has written so far (warnings such as `got packet ... from server when not linked`). */
+  output(): string
   stop(): Promise<void>
 }
 
@@ -78,6 +80,7 @@ export async function startPgBouncer(databaseUrl: string, opts: { poolMode?: 'tr
       u.port = String(port)
       return u.toString()
     },
+    output: () => out,
     async stop() {
       proc.kill('SIGTERM')
       await Promise.race([proc.exited, Bun.sleep(3000)])
