@@ -1,7 +1,8 @@
 /**
  * Entry point: configuration, database, migrations, the HTTP listener and the job runner.
  * `--worker` runs the job runner alone. SIGTERM/SIGINT drain: readiness fails, the listener stops,
- * in-flight work finishes, the database closes.
+ * in-flight work finishes, the database closes; within SVC_DB_STATEMENT_TIMEOUT_MS +
+ * SVC_DB_POOL_WAIT_MS + 30 s, else the process exits 1.
  */
 import { ConfigError, loadConfig, type Config } from './config'
 import { EmbeddedDatabaseInUse, openDatabase, type Database } from './db/connect'
@@ -65,6 +66,15 @@ async function start() {
     if (draining) return
     draining = true
     log('info', 'draining', { signal })
+    // The drain's bound: requests and job statements end within the statement deadline and the pool
+    // wait, jobs within the runner's drain timeout (20 s); past this something is stuck, and a
+    // process that ignores SIGTERM is worse than one that exits with in-flight work handed back.
+    const bound = config.dbStatementTimeoutMs + config.dbPoolWaitMs + 30_000
+    setTimeout(() => {
+      log('error', 'drain exceeded its bound; exiting', { bound_ms: bound })
+      flushLogs()
+      process.exit(1)
+    }, bound).unref()
     await deps.events.close() // SSE streams end cleanly (clients resume with Last-Event-ID elsewhere)
     await server?.stop()
     await runner.stop()
