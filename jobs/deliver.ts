@@ -11,7 +11,7 @@ import type postgres from 'postgres'
 import type { Sql, Tx } from '../server/db/connect'
 import { defineJobKind, enqueue, type JobOf } from './define'
 import { DeliveryJob } from '../server/notifications/outbox'
-import { openUsableSecret, usableSecretJoin } from '../server/notifications/signing-secret'
+import { openUsableSecret, UndecryptableSecret, usableSecretJoin } from '../server/notifications/signing-secret'
 import { allowListOf, checkTarget, type CheckedAddress } from './ssrf'
 import { postWebhook, webhookCa, type SenderOptions } from './webhook-sender'
 import { sendEmail, type EnvelopeView } from './email-sender'
@@ -125,6 +125,18 @@ function observe(deps: AppDeps, job: DeliveryJobOf, outcome: AttemptOutcome, dea
   })
 }
 
+const reportedUndecryptable = new Set<string>()
+
+/** Logs, once per secret and process, that a workspace's signing secret cannot be decrypted. */
+function reportUndecryptable(deps: AppDeps, e: UndecryptableSecret): void {
+  if (reportedUndecryptable.has(e.secretId)) return
+  if (reportedUndecryptable.size > 10_000) reportedUndecryptable.clear()
+  reportedUndecryptable.add(e.secretId)
+  deps.log.error('webhook signing secret cannot be decrypted: SVC_SECRET_KEY (or SVC_SECRET_KEY_PREVIOUS) is not the key it was sealed with (a key rolled back after a rotation?); its webhook deliveries are dead-lettered as refused_no_signing_secret until the key is restored or the workspace rotates its secret', {
+    tenant_id: e.tenantId, secret_id: e.secretId, error: String((e.cause as Error)?.message ?? e.cause),
+  })
+}
+
 /** Makes one attempt of the delivery a job names; never throws for a peer's failure. */
 async function attemptOnce(job: DeliveryJobOf, deps: AppDeps, opts: DeliveryKindOptions): Promise<AttemptOutcome> {
   const { deliveryId, cycle } = job.payload
@@ -145,7 +157,16 @@ async function attemptOnce(job: DeliveryJobOf, deps: AppDeps, opts: DeliveryKind
   let url: URL
   try { url = new URL(d.webhook_url!) } catch { return { kind: 'refused', reason: 'refused_http_url', at, durationMs: took() } }
   if (url.protocol !== 'https:') return { kind: 'refused', reason: 'refused_http_url', at, durationMs: took() }
-  const secret = openUsableSecret([deps.secretKey, ...deps.previousSecretKeys], d.tenant_id, d)
+  let secret
+  try {
+    secret = openUsableSecret([deps.secretKey, ...deps.previousSecretKeys], d.tenant_id, d)
+  } catch (e) {
+    if (!(e instanceof UndecryptableSecret)) throw e
+    // Not usable: the spec's no-signing-secret refusal (dead-lettered at once), and the key problem
+    // named once per secret in this process's log rather than on every delivery.
+    reportUndecryptable(deps, e)
+    secret = null
+  }
   if (!secret) return { kind: 'refused', reason: 'refused_no_signing_secret', at, durationMs: took() }
   const checked = await checkTarget(url.hostname, allowListOf(deps.config.webhookUnsafeAllowAddresses))
   if (!checked.ok && checked.refused) return { kind: 'refused', reason: 'refused_private_address', at, durationMs: took() }

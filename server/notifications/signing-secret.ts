@@ -117,10 +117,30 @@ export function usableSecretJoin(sql: Tx, tenantColumn: string, pinnedColumn: st
     ) usable_secret on true`
 }
 
-/** Decrypts the secret a usableSecretJoin row names, or null when there was none. */
+/**
+ * A stored signing secret that no configured service key opens: SVC_SECRET_KEY (and
+ * SVC_SECRET_KEY_PREVIOUS) is not the key it was sealed with, e.g. the key was rolled back after a
+ * rotation. For signing it is no usable secret: retrying cannot help until an operator restores the
+ * key or the workspace rotates its secret.
+ */
+export class UndecryptableSecret extends Error {
+  constructor(readonly tenantId: string, readonly secretId: string, cause: unknown) {
+    super(`webhook signing secret ${secretId} cannot be decrypted with the configured service keys`, { cause })
+    this.name = 'UndecryptableSecret'
+  }
+}
+
+/**
+ * Decrypts the secret a usableSecretJoin row names, or null when there was none; throws
+ * UndecryptableSecret when no configured service key opens it.
+ */
 export function openUsableSecret(serviceKey: Uint8Array | readonly Uint8Array[], tenantId: string, row: { secret_id: string | null; secret_ciphertext: Uint8Array | null }): SigningSecret | null {
   if (!row.secret_id || !row.secret_ciphertext) return null
-  return { id: row.secret_id, secret: openSecret(serviceKey, tenantId, row.secret_id, row.secret_ciphertext) }
+  try {
+    return { id: row.secret_id, secret: openSecret(serviceKey, tenantId, row.secret_id, row.secret_ciphertext) }
+  } catch (e) {
+    throw new UndecryptableSecret(tenantId, row.secret_id, e)
+  }
 }
 
 /**

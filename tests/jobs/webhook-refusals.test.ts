@@ -1,6 +1,6 @@
 /**
  * Refused webhook targets dead-letter at once, with 0 attempts and no connection made: an http URL,
- * a workspace without a signing secret, and every target whose address is loopback, private,
+ * a workspace without a signing secret or with one no configured key decrypts, and every target whose address is loopback, private,
  * link-local, unique-local or IPv4-mapped loopback, including a hostname that resolves to
  * 127.0.0.1. A trap receiver on 127.0.0.1 proves no connection was attempted; the allowed receiver
  * on 127.0.0.2 (SVC_WEBHOOK_UNSAFE_ALLOW_ADDRESSES) is the positive control.
@@ -9,6 +9,9 @@ import { afterAll, beforeAll, describe, expect, test, setDefaultTimeout } from '
 import { call, type TestApp } from '../helpers/app'
 import { startReceiver, testPki, type Receiver } from '../helpers/https-receiver'
 import { postWebhook } from '../../jobs/webhook-sender'
+import { sealSecret } from '../../server/notifications/signing-secret'
+import { onLogLine } from '../../server/observability/log'
+import { randomBytes } from 'node:crypto'
 import { connectedTo, finish, startNotifyApp, subscribe, waitDelivery } from './support'
 
 // Embedded-database apps start slowly on a busy machine; the preload's default does not reach every file.
@@ -144,6 +147,31 @@ describe('refused webhook targets', () => {
     const { d, deliveryId } = await deliverTo(receiver.url('/no-secret'), { tenantId: other.id, token: otherKey })
     await expectRefused(d, deliveryId, 'refused_no_signing_secret')
     expect(receiver.requests.length).toBe(before)
+  })
+
+  test('a signing secret no configured key decrypts (the key rolled back after a rotation) is refused at once; the log names the key problem once', async () => {
+    const other = await app.tenant()
+    const otherKey = await app.apiKey(other.id, ['notifications:write'])
+    // The workspace's secret as a process under another SVC_SECRET_KEY sealed it.
+    const secretId = Bun.randomUUIDv7()
+    await app.sql`insert into webhook_signing_secrets (tenant_id, id, secret_ciphertext, secret_last4)
+                  values (${other.id}, ${secretId}, ${sealSecret(randomBytes(32), other.id, secretId, 'whsec_rolled_back_key_secret')}, 'cret')`
+    const lines: string[] = []
+    const stop = onLogLine((line) => { if (line.includes(secretId)) lines.push(line) })
+    try {
+      const before = receiver.requests.length
+      for (let i = 0; i < 2; i++) {
+        const { d, deliveryId } = await deliverTo(receiver.url(`/rolled-back-${i}`), { tenantId: other.id, token: otherKey })
+        await expectRefused(d, deliveryId, 'refused_no_signing_secret')
+      }
+      expect(receiver.requests.length).toBe(before)
+    } finally {
+      stop()
+    }
+    const named = lines.filter((l) => l.includes('webhook signing secret cannot be decrypted'))
+    expect(named).toHaveLength(1)
+    expect(named[0]).toContain('"level":"error"')
+    expect(named[0]).toContain('SVC_SECRET_KEY')
   })
 
   test('the connection goes to the checked address: the URL host is never resolved again', async () => {
