@@ -7,6 +7,9 @@
  * claim. Every refusal is the same null, so the caller answers the same 401 whatever the cause.
  */
 import { createRemoteJWKSet, jwtVerify, errors as joseErrors } from 'jose'
+
+/** Seconds a token's `iat` may lie ahead of this server's clock (clocks of issuer and service differ a little). */
+export const IAT_CLOCK_SKEW_S = 60
 import { ProblemError } from '../http/problem'
 
 /** The claims the service reads from an access token. */
@@ -64,6 +67,9 @@ export function createTokenVerifier(issuer: string, audience: readonly string[],
       if (!isAccessTokenType(protectedHeader.typ)) return null
       if ('at_hash' in payload || 'nonce' in payload) return null
       if (typeof payload.sub !== 'string' || payload.sub === '') return null
+      // Issued in the future beyond a small clock skew: not a token this issuer made now (a forged
+      // clock, or one minted ahead to outlive a revocation); jose checks iat only with maxTokenAge.
+      if (typeof payload.iat === 'number' && payload.iat > Date.now() / 1000 + IAT_CLOCK_SKEW_S) return null
       const org = payload[orgClaim]
       return { sub: payload.sub, organization: typeof org === 'string' ? org : undefined }
     } catch (e) {

@@ -1,11 +1,15 @@
 /**
  * The frame document: GET /embed/{tenant_slug}, served from the same host as /v1 with no CORS
- * headers and no credential in the URL. Its Content-Security-Policy names the workspace's
- * allow-listed origins as the only frame ancestors and allows script, style and fetches from this
- * origin only. When embedding is not enabled for the requesting origin (an empty list, an unknown
- * or suspended workspace, or an origin outside the list where the request states one) the answer
- * is the ordinary 404 with `frame-ancestors 'none'`. Also serves the frame's hashed assets and,
- * with SVC_EXAMPLE_HOST=1, the example host page.
+ * headers and no credential in the URL. The request must state the embedding page's origin: the
+ * Referer a browser sends with an iframe's navigation (the host page's origin under every default
+ * referrer policy) or an Origin header. Only an active workspace whose allow-list holds that origin
+ * is served, and its Content-Security-Policy names that one origin as the only frame ancestor (never
+ * the list: the policy of a document anyone can fetch would publish which partners embed the
+ * workspace). Everything else (no stated origin, one outside the list, an empty list, an unknown or
+ * suspended workspace) is the same ordinary 404 with `frame-ancestors 'none'`, so the answer tells
+ * nobody whether a workspace exists or embeds. A host page with `Referrer-Policy: no-referrer` gets
+ * the 404: it must send at least its origin (`strict-origin`, the default). Also serves the frame's
+ * hashed assets and, with SVC_EXAMPLE_HOST=1, the example host page.
  */
 import { Elysia, t } from 'elysia'
 import type { AppDeps } from '../deps'
@@ -15,7 +19,7 @@ import { responses } from '../http/docs'
 import { allowedOrigins } from './origins'
 import { EXAMPLE_HOST, FRAME_CSS, FRAME_JS, type FrameAsset } from './bundle'
 
-/** The policy of a frame document embeddable by `origins`. */
+/** The policy of a frame document embeddable by `origins` (the one origin that asked for it). */
 export function frameCsp(origins: readonly string[]): string {
   return [
     "default-src 'none'",
@@ -32,10 +36,7 @@ export function frameCsp(origins: readonly string[]): string {
 /** The policy of the 404 answer: nobody may frame it. */
 export const NOT_EMBEDDABLE_CSP = "frame-ancestors 'none'"
 
-/**
- * The origin a request says it comes from: its Origin header, else the origin of its Referer;
- * null when it states none (the browser then enforces frame-ancestors on its own).
- */
+/** The origin a request says it comes from: its Origin header, else the origin of its Referer; null when it states none. */
 export function statedOrigin(request: Request): string | null {
   const origin = request.headers.get('origin')
   if (origin && origin !== 'null') return origin
@@ -83,9 +84,9 @@ export function frameDocumentRoutes(deps: AppDeps) {
       if (!tenant || tenant.status !== 'active') throw notEmbeddable()
       const origins = await allowedOrigins(sql, tenant.id)
       const stated = statedOrigin(request)
-      if (origins.length === 0 || (stated !== null && !origins.includes(stated))) throw notEmbeddable()
+      if (stated === null || !origins.includes(stated)) throw notEmbeddable()
       set.headers['content-type'] = 'text/html; charset=utf-8'
-      set.headers['content-security-policy'] = frameCsp(origins)
+      set.headers['content-security-policy'] = frameCsp([stated])
       set.headers['cache-control'] = 'no-store'
       set.headers['x-content-type-options'] = 'nosniff'
       set.headers['referrer-policy'] = 'no-referrer'
@@ -95,7 +96,7 @@ export function frameDocumentRoutes(deps: AppDeps) {
       params: t.Object({ slug: t.String({ maxLength: 63 }) }),
       detail: {
         summary: 'The embedded read-only case view (an HTML document for an iframe)',
-        description: 'No credential in the URL; the host hands a handoff to the frame in svc:init. 404 with frame-ancestors \'none\' when embedding is not enabled for the requesting origin.',
+        description: 'No credential in the URL; the host hands a handoff to the frame in svc:init. The request states the embedding page\'s origin (its Referer, as browsers send it for an iframe, or Origin); 404 with frame-ancestors \'none\' when it states none or embedding is not enabled for it, the same as for an unknown workspace. The policy names only that origin as frame ancestor.',
         tags: ['Embed'],
         responses: { ...responses({}, ['malformed', 'not_found']), 200: { description: 'The frame document', content: { 'text/html': { schema: { type: 'string' } } } } },
       },

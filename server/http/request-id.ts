@@ -5,6 +5,7 @@
  */
 import { Elysia } from 'elysia'
 import { contextFromHeaders, enterContext, type RequestContext } from '../observability/context'
+import { refuseNonUtf8Query } from './query-encoding'
 
 const contexts = new WeakMap<Request, RequestContext>()
 
@@ -26,9 +27,12 @@ export function requestIdOf(request: Request): string {
 /**
  * Plugin: assigns the request's context before routing (entering it for the rest of the request's
  * asynchronous flow, so jobs it enqueues and lines it logs carry it) and sets the response header.
+ * Then the first check every request meets, with its id already set: a query string that is not
+ * valid UTF-8 is 400 (server/http/query-encoding.ts; one hook, as one more plugin deepens the app's type past tsc's limit).
  */
 export const requestId = new Elysia({ name: 'request-id' }).onRequest(({ request, set }) => {
   const ctx = contextOfRequest(request)
   enterContext(ctx)
   set.headers['x-request-id'] = ctx.requestId
+  refuseNonUtf8Query(request)
 })

@@ -18,6 +18,8 @@ export interface TokenOptions {
   audience?: string | string[] | null
   /** The JOSE header `typ` (absent by default). */
   typ?: string
+  /** The `iat` claim, seconds since the epoch (now by default). */
+  issuedAt?: number
 }
 
 /** A running issuer. */
@@ -49,9 +51,9 @@ export async function startIssuer(): Promise<TestIssuer> {
     },
   })
   base = `http://127.0.0.1:${server.port}`
-  const sign = (key: CryptoKey, payload: JWTPayload, iss: string, exp: number, typ: string | undefined) =>
+  const sign = (key: CryptoKey, payload: JWTPayload, iss: string, exp: number, typ: string | undefined, iat: number | undefined) =>
     new SignJWT(payload).setProtectedHeader({ alg: 'RS256', kid: 'k1', ...(typ !== undefined ? { typ } : {}) })
-      .setIssuer(iss).setIssuedAt().setExpirationTime(exp).sign(key)
+      .setIssuer(iss).setIssuedAt(iat).setExpirationTime(exp).sign(key)
   return {
     issuer: base,
     audience: TEST_AUDIENCE,
@@ -60,7 +62,7 @@ export async function startIssuer(): Promise<TestIssuer> {
       const { exp, ...rest } = claims
       const audience = opts.audience === undefined ? TEST_AUDIENCE : opts.audience
       const payload: JWTPayload = { sub, ...(audience !== null ? { aud: audience } : {}), ...rest }
-      return sign(opts.forged ? forger.privateKey : privateKey, payload, opts.issuer ?? base, exp ?? Math.floor(Date.now() / 1000) + 3600, opts.typ)
+      return sign(opts.forged ? forger.privateKey : privateKey, payload, opts.issuer ?? base, exp ?? Math.floor(Date.now() / 1000) + 3600, opts.typ, opts.issuedAt)
     },
     stop: () => server.stop(true),
   }

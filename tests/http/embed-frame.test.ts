@@ -1,6 +1,7 @@
 // The frame document GET /embed/{tenant_slug}: served from the app's host, no handoff in the URL,
-// no CORS headers, frame-ancestors from the allow-list plus a tight script/style policy; a plain
-// 404 with frame-ancestors 'none' when embedding is not enabled for the requesting origin; the
+// no CORS headers, frame-ancestors = the requesting origin when the allow-list holds it, plus a
+// tight script/style policy; a plain 404 with frame-ancestors 'none' when the request states no
+// origin or embedding is not enabled for it (the same as for an unknown workspace); the
 // hashed assets; the bundle budget; the example host only with SVC_EXAMPLE_HOST=1.
 import { afterAll, beforeAll, describe, expect, test, setDefaultTimeout } from 'bun:test'
 import { gzipSync } from 'node:zlib'
@@ -42,8 +43,8 @@ beforeAll(async () => {
 afterAll(() => app.stop())
 
 describe('GET /embed/{tenant_slug}', () => {
-  test('serves the frame document with frame-ancestors = the allow-list and a tight policy', async () => {
-    const r = await get(`/embed/${on.slug}`)
+  test('serves the frame document to an allowed origin with frame-ancestors = that origin and a tight policy', async () => {
+    const r = await get(`/embed/${on.slug}`, { referer: `${HOST}/cases/1` })
     expect(r.status).toBe(200)
     expect(r.headers.get('content-type')).toBe('text/html; charset=utf-8')
     expect(directives(r.headers.get('content-security-policy'))).toEqual({
@@ -54,7 +55,7 @@ describe('GET /embed/{tenant_slug}', () => {
       'img-src': "'self' data: blob:",
       'base-uri': "'none'",
       'form-action': "'none'",
-      'frame-ancestors': `${HOST} ${OTHER}`,
+      'frame-ancestors': HOST, // the origin that asked, never the allow-list
     })
     expect(r.headers.get('cache-control')).toBe('no-store')
     expect(r.headers.get('x-frame-options')).toBeNull()
@@ -67,11 +68,27 @@ describe('GET /embed/{tenant_slug}', () => {
   })
 
   test('an Origin or Referer inside the list is served; outside it, 404 with frame-ancestors none', async () => {
-    expect((await get(`/embed/${on.slug}`, { origin: OTHER })).status).toBe(200)
+    const other = await get(`/embed/${on.slug}`, { origin: OTHER })
+    expect(other.status).toBe(200)
+    expect(directives(other.headers.get('content-security-policy'))['frame-ancestors']).toBe(OTHER)
     expect((await get(`/embed/${on.slug}`, { referer: `${HOST}/cases/1?tab=x` })).status).toBe(200)
     expectNotEmbeddable(await get(`/embed/${on.slug}`, { origin: 'https://evil.example' }))
     expectNotEmbeddable(await get(`/embed/${on.slug}`, { referer: 'https://evil.example/page' }))
     expectNotEmbeddable(await get(`/embed/${on.slug}`, { referer: 'http://host.example/page' }))
+  })
+
+  test('no stated origin: the same 404 as an unknown slug, and nothing of the allow-list', async () => {
+    // Anyone can fetch the document; what it answers must not tell whether the workspace embeds, or where.
+    const bare = await get(`/embed/${on.slug}`)
+    const unknown = await get('/embed/no-such-workspace')
+    expectNotEmbeddable(bare)
+    const strip = (r: Reply) => ({ ...problemOf(r), request_id: undefined, instance: undefined })
+    expect(strip(bare)).toEqual(strip(unknown))
+    expect([...bare.headers.keys()].sort()).toEqual([...unknown.headers.keys()].sort())
+    for (const r of [bare, await get(`/embed/${on.slug}`, { referer: 'https://evil.example/' })]) {
+      expect(r.text).not.toContain('host.example')
+      expect([...r.headers.values()].join('\n')).not.toMatch(/host\.example|other\.example/)
+    }
   })
 
   test('an empty list, an unknown slug and a suspended workspace: the same 404 with frame-ancestors none', async () => {
@@ -85,17 +102,17 @@ describe('GET /embed/{tenant_slug}', () => {
     expect([...empty.headers.keys()].sort()).toEqual([...unknown.headers.keys()].sort())
     const s = await app.tenant()
     await setOrigins(s.id, [HOST])
-    expect((await get(`/embed/${s.slug}`)).status).toBe(200)
+    expect((await get(`/embed/${s.slug}`, { referer: `${HOST}/` })).status).toBe(200)
     await app.sql`update tenants set status = 'suspended' where id = ${s.id}`
-    expectNotEmbeddable(await get(`/embed/${s.slug}`))
+    expectNotEmbeddable(await get(`/embed/${s.slug}`, { referer: `${HOST}/` }))
   })
 
   test('turning embedding off takes effect at once', async () => {
     const t = await app.tenant()
     await setOrigins(t.id, [HOST])
-    expect((await get(`/embed/${t.slug}`)).status).toBe(200)
+    expect((await get(`/embed/${t.slug}`, { referer: `${HOST}/` })).status).toBe(200)
     await setOrigins(t.id, [])
-    expectNotEmbeddable(await get(`/embed/${t.slug}`))
+    expectNotEmbeddable(await get(`/embed/${t.slug}`, { referer: `${HOST}/` }))
   })
 })
 

@@ -83,11 +83,19 @@ describe('the exact answers', () => {
     expect(problemOf(key2).errors).toEqual([{ pointer: '/meta~1x~0y\u0000', message: 'a member name must not contain NUL (U+0000)' }])
   })
 
-  test('invalid UTF-8 and deep nesting are 400 malformed; a NUL in a query value is 400; well-paired surrogates (emoji) are fine', async () => {
+  test('invalid UTF-8 (body or query string) and deep nesting are 400 malformed; a NUL in a query value is 400; well-paired surrogates (emoji) are fine', async () => {
     expect(problemOf(await send('POST', '/v1/scenarios', BAD_UTF8))).toMatchObject({ status: 400, type: 'urn:svc:error:malformed', detail: 'The request body is not valid UTF-8.' })
     expect(problemOf(await send('POST', '/v1/scenarios', DEEP))).toMatchObject({ status: 400, detail: 'The request body is nested deeper than 64 levels.' })
     const q = await call(app.url, 'GET', '/v1/scenarios?external_ref=a%00b', { token: key })
     expect(problemOf(q)).toMatchObject({ status: 400, type: 'urn:svc:error:malformed' })
+    // A query value (or name) whose bytes are not UTF-8: an encoded surrogate, a byte no UTF-8 has, an overlong form.
+    for (const bad of ['external_ref=%ED%A0%80', 'external_ref=%FF', 'external_ref=a%C0%AFb', 'status%FF=x', 'external_ref=%E2%82']) {
+      const r = await call(app.url, 'GET', `/v1/scenarios?${bad}`, { token: key })
+      expect(problemOf(r), bad).toMatchObject({ status: 400, type: 'urn:svc:error:malformed', detail: 'The query string is not valid UTF-8.' })
+    }
+    for (const good of ['external_ref=caf%C3%A9', 'external_ref=%F0%9F%98%80', 'external_ref=100%25', 'external_ref=a+b']) {
+      expect((await call(app.url, 'GET', `/v1/scenarios?${good}`, { token: key })).status).toBe(200)
+    }
     const ok = await send('POST', '/v1/scenarios', '{"name":"Café \\ud83d\\ude00 case"}')
     expect(ok.status).toBe(201)
     expect(ok.body.name).toBe('Café 😀 case')

@@ -3,7 +3,8 @@
  * header `typ` is an access-token type (absent, JWT, at+jwt, application/at+jwt). A token of the
  * trusted issuer for another application, without an audience, or typed as another kind of token
  * (an ID token without at_hash or nonce included) gets the same 401 as any other authentication
- * failure: same body but for request_id, same headers.
+ * failure: same body but for request_id, same headers. So does a token issued in the future beyond
+ * a small clock skew (IAT_CLOCK_SKEW_S).
  */
 import { afterAll, beforeAll, describe, expect, test, setDefaultTimeout } from 'bun:test'
 import { call, problemOf, startApp, type Reply, type TestApp } from '../helpers/app'
@@ -39,6 +40,19 @@ const shapeOf401 = (r: Reply, cause: string) => {
   const p = problemOf(r)
   return { body: JSON.stringify({ ...p, request_id: null }), headers: [...r.headers.keys()].sort().join(',') }
 }
+
+describe('the issue time', () => {
+  test('a token issued an hour in the future is the same 401 as a forged one; one within the clock skew reads', async () => {
+    const now = Math.floor(Date.now() / 1000)
+    const reference = shapeOf401(await read(await member({ forged: true })), 'forged')
+    for (const ahead of [3600, 600]) {
+      const r = await read(await member({ issuedAt: now + ahead }, { exp: now + ahead + 3600 }))
+      expect(shapeOf401(r, `iat +${ahead} s`)).toEqual(reference)
+    }
+    expect((await read(await member({ issuedAt: now + 20 }))).status).toBe(200)
+    expect((await read(await member({ issuedAt: now - 600 }))).status).toBe(200)
+  })
+})
 
 describe('the audience', () => {
   test('a token naming the service (alone, in a list, or the second configured audience) reads the workspace', async () => {
