@@ -6,7 +6,8 @@
 import { getDocumentProxy, getResolvedPDFJS } from 'unpdf'
 import { DEFAULT_READ_LIMITS, tidy, UnreadableDocument, type Adapter, type ExtractedPage, type Segment } from './types'
 import { assertPdfStreamsWithin } from './pdf-bounds'
-import { pageWithTables, type PositionedItem } from './pdf-tables'
+import { pageSegments } from './pdf-tables'
+import { layoutPage, type PositionedItem } from './pdf-layout'
 
 /** The longest page_text block; longer page text is cut at line ends. */
 export const MAX_PAGE_BLOCK_CHARS = 2000
@@ -32,8 +33,6 @@ export function pageBlocks(text: string): Segment[] {
   flush()
   return out
 }
-
-interface TextItem { str?: string; hasEOL?: boolean }
 
 /** Fewer non-space characters than this in a page's text layer: the page is read as an image, if it has one. */
 const NEAR_EMPTY_CHARS = 10
@@ -75,9 +74,10 @@ export const readPdf: Adapter = async (bytes, options = DEFAULT_READ_LIMITS) => 
       }
       try {
         const content = await page.getTextContent()
-        const text = (content.items as TextItem[]).map((i) => (i.str ?? '') + (i.hasEOL ? '\n' : '')).join('')
-        const segments = pageWithTables(content.items as PositionedItem[], pageBlocks) ?? pageBlocks(text)
-        if (text.replace(/\s/g, '').length >= NEAR_EMPTY_CHARS || !(await paintsImage(page))) {
+        const layout = layoutPage(content.items as PositionedItem[], page.view[2]! - page.view[0]!)
+        const segments = [...pageSegments(layout.lines, pageBlocks), ...pageBlocks(layout.rotated.join('\n'))]
+        const chars = segments.reduce((n, s) => n + s.text.replace(/\s/g, '').length, 0)
+        if (chars >= NEAR_EMPTY_CHARS || !(await paintsImage(page))) {
           pages.push({ page: n, segments })
         } else if (!options.ocr) {
           pages.push({ page: n, segments, outcome: 'unreadable', reason: 'image-only page and no OCR engine' })
