@@ -5,6 +5,7 @@
  * generated tables with known cells.
  */
 import { PDFDocument, StandardFonts, rgb, type PDFFont, type PDFPage } from 'pdf-lib'
+import { encryptPDF } from '@pdfsmaller/pdf-encrypt-lite'
 import type { Bytes } from './samples'
 
 const save = async (pdf: PDFDocument, objectStreams = true): Promise<Bytes> => new Uint8Array(await pdf.save({ useObjectStreams: objectStreams }))
@@ -133,6 +134,18 @@ export async function tableCorpus(n = 24): Promise<CorpusTable[]> {
     out.push({ name: `table ${t + 1} (${FONTS[t % FONTS.length]}, ${size} pt, gap ${gap}${rules ? ', rules' : ''}${wrap ? ', wrapped cells' : ''})`, cells: rows, bytes: await save(pdf), prose })
   }
   return out
+}
+
+/**
+ * A one-page statement encrypted with RC4 (Standard security handler): with a user password it
+ * cannot be opened without it; with an owner password only (the empty user password) it opens.
+ */
+export async function encryptedPdf(which: 'user' | 'owner-only'): Promise<Bytes> {
+  const pdf = await PDFDocument.create()
+  const font = await pdf.embedFont(StandardFonts.Helvetica)
+  pdf.addPage([612, 792]).drawText('Statement balance: 1,234.56', { x: 50, y: 700, size: 12, font })
+  const plain = await pdf.save({ useObjectStreams: false })
+  return new Uint8Array(await encryptPDF(plain, which === 'user' ? 'user-secret' : '', 'owner-secret'))
 }
 
 export type { PDFFont, PDFPage }

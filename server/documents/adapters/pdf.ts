@@ -9,6 +9,9 @@ import { assertPdfStreamsWithin } from './pdf-bounds'
 import { pageSegments } from './pdf-tables'
 import { layoutPage, type PositionedItem } from './pdf-layout'
 
+/** Why a PDF that needs a user password to be opened is not read. */
+export const PASSWORD_REASON = 'the PDF is password-protected: remove the password and upload it again'
+
 /** The longest page_text block; longer page text is cut at line ends. */
 export const MAX_PAGE_BLOCK_CHARS = 2000
 
@@ -56,7 +59,9 @@ export const readPdf: Adapter = async (bytes, options = DEFAULT_READ_LIMITS) => 
   let pdf: Awaited<ReturnType<typeof getDocumentProxy>>
   try {
     pdf = await getDocumentProxy(new Uint8Array(bytes), { verbosity: 0, stopAtErrors: false })
-  } catch {
+  } catch (e) {
+    // pdf.js opens a file with an owner password only (the empty user password) as any other.
+    if ((e as { name?: string })?.name === 'PasswordException') throw new UnreadableDocument(PASSWORD_REASON, 'password_protected')
     throw new UnreadableDocument('the PDF structure is invalid')
   }
   try {
