@@ -4,7 +4,7 @@
  * password-protected files, a CJK page with a non-embedded font, text over an image, and a corpus of
  * generated tables with known cells.
  */
-import { PDFDocument, StandardFonts, rgb, type PDFFont, type PDFPage } from 'pdf-lib'
+import { PDFDocument, PDFName, PDFString, StandardFonts, rgb, type PDFFont, type PDFPage } from 'pdf-lib'
 import { encryptPDF } from '@pdfsmaller/pdf-encrypt-lite'
 import type { Bytes } from './samples'
 
@@ -146,6 +146,50 @@ export async function encryptedPdf(which: 'user' | 'owner-only'): Promise<Bytes>
   pdf.addPage([612, 792]).drawText('Statement balance: 1,234.56', { x: 50, y: 700, size: 12, font })
   const plain = await pdf.save({ useObjectStreams: false })
   return new Uint8Array(await encryptPDF(plain, which === 'user' ? 'user-secret' : '', 'owner-secret'))
+}
+
+/**
+ * A filled credit application on page 2 (page 1 a cover): text fields with printed labels to their
+ * left, one labelled only by its tooltip (TU), an empty field, a checked box, a radio group and a
+ * drop-down, each with its printed label.
+ */
+export async function filledFormPdf(): Promise<Bytes> {
+  const pdf = await PDFDocument.create()
+  const font = await pdf.embedFont(StandardFonts.Helvetica)
+  pdf.addPage([612, 792]).drawText('Credit application: cover page', { x: 50, y: 740, size: 14, font })
+  const page = pdf.addPage([612, 792])
+  const form = pdf.getForm()
+  const label = (text: string, y: number) => page.drawText(text, { x: 50, y, size: 10, font })
+  page.drawText('Section A: applicant', { x: 50, y: 740, size: 14, font })
+  label('Applicant name', 700)
+  const name = form.createTextField('applicant.name')
+  name.setText('Acme Holdings LLC')
+  name.addToPage(page, { x: 160, y: 695, width: 200, height: 18 })
+  label('Annual revenue:', 670)
+  const revenue = form.createTextField('applicant.revenue')
+  revenue.setText('1,250,000.00')
+  revenue.addToPage(page, { x: 160, y: 665, width: 200, height: 18 })
+  const taxId = form.createTextField('applicant.tin')
+  taxId.setText('12-3456789')
+  taxId.addToPage(page, { x: 400, y: 665, width: 120, height: 18 })
+  taxId.acroField.getWidgets()[0]!.dict.set(PDFName.of('TU'), PDFString.of('Tax ID'))
+  label('Guarantor', 640)
+  form.createTextField('applicant.guarantor').addToPage(page, { x: 160, y: 635, width: 200, height: 18 })
+  label('Prior bankruptcy', 610)
+  const bankruptcy = form.createCheckBox('applicant.bankruptcy')
+  bankruptcy.addToPage(page, { x: 160, y: 607, width: 12, height: 12 })
+  bankruptcy.check()
+  label('Entity type', 580)
+  const entity = form.createRadioGroup('applicant.entity')
+  entity.addOptionToPage('LLC', page, { x: 160, y: 577, width: 12, height: 12 })
+  entity.addOptionToPage('Corporation', page, { x: 220, y: 577, width: 12, height: 12 })
+  entity.select('LLC')
+  label('State of incorporation', 550)
+  const state = form.createDropdown('applicant.state')
+  state.addOptions(['New York', 'Delaware'])
+  state.select('Delaware')
+  state.addToPage(page, { x: 160, y: 545, width: 120, height: 18 })
+  return save(pdf, false)
 }
 
 export type { PDFFont, PDFPage }

@@ -7,7 +7,8 @@
 import { afterAll, beforeAll, describe, expect, test, setDefaultTimeout } from 'bun:test'
 import { call, startApp, type TestApp } from '../helpers/app'
 import { allBlocks, settled, uploadAndComplete } from '../helpers/samples'
-import { encryptedPdf } from '../helpers/pdf-fixtures'
+import { encryptedPdf, filledFormPdf } from '../helpers/pdf-fixtures'
+import { evaluationEnded, publishedSet } from '../helpers/underwriting-pack'
 
 setDefaultTimeout(120_000)
 
@@ -40,5 +41,36 @@ describe('password-protected PDFs', () => {
     const { doc } = await uploadAndComplete(app, key, scenarioId, { filename: 'owner-only.pdf', contentType: 'application/pdf', bytes: await encryptedPdf('owner-only') })
     expect(await settled(app, key, scenarioId, doc.id)).toMatchObject({ status: 'ready', block_count: 1 })
     expect((await allBlocks(app, key, scenarioId, doc.id)).map((b) => b.text)).toEqual(['Statement balance: 1,234.56'])
+  })
+})
+
+describe('filled forms', () => {
+  test('each filled AcroForm field answers its fact question with evidence on its page; an empty field adds nothing', async () => {
+    const t = await app.tenant()
+    const k = await app.apiKey(t.id, ['scenarios:read', 'scenarios:write', 'question_sets:read', 'question_sets:write'])
+    await publishedSet(app, k, [
+      { key: 'name', text: 'Who is the applicant?', criticality: 'major', answer_type: 'text', fact_path: 'applicant_name' },
+      { key: 'revenue', text: 'What is the annual revenue?', criticality: 'major', answer_type: 'number', fact_path: 'annual_revenue' },
+      { key: 'tin', text: 'What is the tax id?', criticality: 'minor', answer_type: 'text', fact_path: 'tax_id' },
+      { key: 'bankruptcy', text: 'Any prior bankruptcy?', criticality: 'minor', answer_type: 'boolean', fact_path: 'prior_bankruptcy' },
+      { key: 'entity', text: 'What type of entity?', criticality: 'minor', answer_type: 'text', fact_path: 'entity_type' },
+      { key: 'state', text: 'Where is it incorporated?', criticality: 'minor', answer_type: 'text', fact_path: 'state_of_incorporation' },
+    ])
+    const sc = (await call(app.url, 'POST', '/v1/scenarios', { token: k, body: { name: 'Filled form' } })).body.id
+    const { doc } = await uploadAndComplete(app, k, sc, { filename: 'application.pdf', contentType: 'application/pdf', bytes: await filledFormPdf() })
+    expect((await settled(app, k, sc, doc.id)).status).toBe('ready')
+    const blocks = await allBlocks(app, k, sc, doc.id)
+    expect(blocks.map((b) => [b.page, b.text])).toEqual([
+      [1, 'Credit application: cover page'],
+      [2, 'Section A: applicant\nApplicant name\nAnnual revenue:\nGuarantor\nPrior bankruptcy\nEntity type\nState of incorporation'],
+      [2, 'Applicant name: Acme Holdings LLC\nAnnual revenue: 1,250,000.00\nTax ID: 12-3456789\nPrior bankruptcy: Yes\nEntity type: LLC\nState of incorporation: Delaware'],
+    ])
+    const run = await call(app.url, 'POST', `/v1/scenarios/${sc}/evaluate`, { token: k, body: {} })
+    expect((await evaluationEnded(app, k, sc, run.body.id)).status).toBe('succeeded')
+    const answers = Object.fromEntries((await call(app.url, 'GET', `/v1/scenarios/${sc}/answers`, { token: k })).body.items.map((a: any) => [a.question_key, a.value]))
+    expect(answers).toEqual({ name: 'Acme Holdings LLC', revenue: '1250000.00', tin: '12-3456789', bankruptcy: true, entity: 'LLC', state: 'Delaware' })
+    const evidence = (await call(app.url, 'GET', `/v1/scenarios/${sc}/evidence`, { token: k })).body.items
+    for (const key of Object.keys(answers)) expect(evidence.find((e: any) => e.question_key === key)).toMatchObject({ document_id: doc.id, page: 2, block_id: blocks[2]!.id })
+    expect(evidence.find((e: any) => e.question_key === 'revenue').quote).toBe('Annual revenue: 1,250,000.00')
   })
 })

@@ -8,6 +8,7 @@ import { DEFAULT_READ_LIMITS, tidy, UnreadableDocument, type Adapter, type Extra
 import { assertPdfStreamsWithin } from './pdf-bounds'
 import { pageSegments } from './pdf-tables'
 import { layoutPage, type PositionedItem } from './pdf-layout'
+import { formLines, type WidgetAnnotation } from './pdf-forms'
 
 /** Why a PDF that needs a user password to be opened is not read. */
 export const PASSWORD_REASON = 'the PDF is password-protected: remove the password and upload it again'
@@ -80,7 +81,8 @@ export const readPdf: Adapter = async (bytes, options = DEFAULT_READ_LIMITS) => 
       try {
         const content = await page.getTextContent()
         const layout = layoutPage(content.items as PositionedItem[], page.view[2]! - page.view[0]!)
-        const segments = [...pageSegments(layout.lines, pageBlocks), ...pageBlocks(layout.rotated.join('\n'))]
+        const fields = formLines(await page.getAnnotations({ intent: 'display' }) as WidgetAnnotation[], layout.lines)
+        const segments = [...pageSegments(layout.lines, pageBlocks), ...pageBlocks(layout.rotated.join('\n')), ...pageBlocks(fields.join('\n'))]
         const chars = segments.reduce((n, s) => n + s.text.replace(/\s/g, '').length, 0)
         if (chars >= NEAR_EMPTY_CHARS || !(await paintsImage(page))) {
           pages.push({ page: n, segments })
