@@ -4,9 +4,10 @@
  * password-protected files, a CJK page with a non-embedded font, text over an image, and a corpus of
  * generated tables with known cells.
  */
-import { PDFDocument, PDFName, PDFString, StandardFonts, rgb, type PDFFont, type PDFPage } from 'pdf-lib'
+import { PDFDocument, PDFHexString, PDFName, PDFString, StandardFonts, beginText, endText, moveText, rgb, setFontAndSize, showText, type PDFFont, type PDFPage } from 'pdf-lib'
 import { encryptPDF } from '@pdfsmaller/pdf-encrypt-lite'
 import type { Bytes } from './samples'
+import { blankPage, scanned, textPage } from './scans'
 
 const save = async (pdf: PDFDocument, objectStreams = true): Promise<Bytes> => new Uint8Array(await pdf.save({ useObjectStreams: objectStreams }))
 
@@ -190,6 +191,61 @@ export async function filledFormPdf(): Promise<Bytes> {
   state.select('Delaware')
   state.addToPage(page, { x: 160, y: 545, width: 120, height: 18 })
   return save(pdf, false)
+}
+
+/** The Chinese text of the CJK fixture, and its bytes in GBK. */
+export const CJK_TEXT = '你好世界'
+const CJK_GBK = 'C4E3BAC3CAC0BDE7'
+
+/**
+ * A PDF whose page 2 shows Chinese text in a non-embedded font (STSong-Light, Adobe-GB1) through the
+ * predefined CMap `encoding` (GBK-EUC-H; a name no CMap has, to stand for data the reader lacks), with
+ * Latin text in a standard font on the same page, and page 1 in Latin only.
+ */
+export async function cjkPdf(encoding = 'GBK-EUC-H'): Promise<Bytes> {
+  const pdf = await PDFDocument.create()
+  const latin = await pdf.embedFont(StandardFonts.Helvetica)
+  pdf.addPage([612, 792]).drawText('Cover page', { x: 50, y: 740, size: 12, font: latin })
+  const page = pdf.addPage([612, 792])
+  page.drawText('Invoice 2024', { x: 50, y: 740, size: 12, font: latin })
+  const ctx = pdf.context
+  const descriptor = ctx.register(ctx.obj({ Type: 'FontDescriptor', FontName: 'STSong-Light', Flags: 6, FontBBox: [0, -200, 1000, 900], ItalicAngle: 0, Ascent: 880, Descent: -120, CapHeight: 880, StemV: 93 }))
+  const cidFont = ctx.register(ctx.obj({ Type: 'Font', Subtype: 'CIDFontType0', BaseFont: 'STSong-Light', CIDSystemInfo: { Registry: PDFString.of('Adobe'), Ordering: PDFString.of('GB1'), Supplement: 2 }, FontDescriptor: descriptor, DW: 1000 }))
+  page.node.setFontDictionary(PDFName.of('FCJK'), ctx.register(ctx.obj({ Type: 'Font', Subtype: 'Type0', BaseFont: 'STSong-Light', Encoding: encoding, DescendantFonts: [cidFont] })))
+  page.pushOperators(beginText(), setFontAndSize('FCJK', 12), moveText(50, 700), showText(PDFHexString.of(CJK_GBK)), endText())
+  return save(pdf, false)
+}
+
+/**
+ * Page 2 shows, beside Latin text, glyphs of a non-embedded Identity-H font with no ToUnicode map:
+ * codes nothing can turn into characters.
+ */
+export async function unmappedGlyphsPdf(): Promise<Bytes> {
+  const pdf = await PDFDocument.create()
+  const latin = await pdf.embedFont(StandardFonts.Helvetica)
+  pdf.addPage([612, 792]).drawText('Cover page', { x: 50, y: 740, size: 12, font: latin })
+  const page = pdf.addPage([612, 792])
+  page.drawText('Invoice 2024', { x: 50, y: 740, size: 12, font: latin })
+  const ctx = pdf.context
+  const descriptor = ctx.register(ctx.obj({ Type: 'FontDescriptor', FontName: 'Custom', Flags: 4, FontBBox: [0, -200, 1000, 900], ItalicAngle: 0, Ascent: 880, Descent: -120, CapHeight: 880, StemV: 93 }))
+  const cidFont = ctx.register(ctx.obj({ Type: 'Font', Subtype: 'CIDFontType2', BaseFont: 'Custom', CIDSystemInfo: { Registry: PDFString.of('Adobe'), Ordering: PDFString.of('Identity'), Supplement: 0 }, FontDescriptor: descriptor, DW: 500 }))
+  page.node.setFontDictionary(PDFName.of('FX'), ctx.register(ctx.obj({ Type: 'Font', Subtype: 'Type0', BaseFont: 'Custom', Encoding: 'Identity-H', DescendantFonts: [cidFont] })))
+  page.pushOperators(beginText(), setFontAndSize('FX', 12), moveText(50, 700), showText(PDFHexString.of('0003000400050006')), endText())
+  return save(pdf, false)
+}
+
+/**
+ * A page whose short text layer ("Test") is drawn over a full-page image: a blank scan (OCR finds
+ * nothing), or a scan of printed lines (OCR finds words the text layer lacks).
+ */
+export async function textOverImagePdf(image: 'blank' | 'printed'): Promise<Bytes> {
+  const pdf = await PDFDocument.create()
+  const font = await pdf.embedFont(StandardFonts.Helvetica)
+  const jpeg = scanned(image === 'blank' ? blankPage() : textPage(['Policy number 4471 issued to Harbour Bakery', 'Effective from 1 March 2024'], { fontPx: 40 }), { quality: 80 })
+  const page = pdf.addPage([612, 792])
+  page.drawImage(await pdf.embedJpg(jpeg), { x: 0, y: 0, width: 612, height: 792 })
+  page.drawText('Test', { x: 500, y: 40, size: 10, font })
+  return save(pdf)
 }
 
 export type { PDFFont, PDFPage }

@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, test, setDefaultTimeout } from 'bun:test'
 import { call, startApp, type TestApp } from '../helpers/app'
 import { allBlocks, settled, uploadAndComplete } from '../helpers/samples'
-import { encryptedPdf, filledFormPdf } from '../helpers/pdf-fixtures'
+import { CJK_TEXT, cjkPdf, encryptedPdf, filledFormPdf, textOverImagePdf, unmappedGlyphsPdf } from '../helpers/pdf-fixtures'
 import { evaluationEnded, publishedSet } from '../helpers/underwriting-pack'
 
 setDefaultTimeout(120_000)
@@ -72,5 +72,38 @@ describe('filled forms', () => {
     const evidence = (await call(app.url, 'GET', `/v1/scenarios/${sc}/evidence`, { token: k })).body.items
     for (const key of Object.keys(answers)) expect(evidence.find((e: any) => e.question_key === key)).toMatchObject({ document_id: doc.id, page: 2, block_id: blocks[2]!.id })
     expect(evidence.find((e: any) => e.question_key === 'revenue').quote).toBe('Annual revenue: 1,250,000.00')
+  })
+})
+
+describe('fonts without an embedded Unicode mapping', () => {
+  test('Chinese text in a non-embedded font with the predefined CMap GBK-EUC-H is read from the packaged CMaps', async () => {
+    const { doc } = await uploadAndComplete(app, key, scenarioId, { filename: 'invoice-cn.pdf', contentType: 'application/pdf', bytes: await cjkPdf('GBK-EUC-H') })
+    expect(await settled(app, key, scenarioId, doc.id)).toMatchObject({ status: 'ready', pages: { total: 2, text_layer: 2 } })
+    expect((await allBlocks(app, key, scenarioId, doc.id)).map((b) => [b.page, b.text])).toEqual([[1, 'Cover page'], [2, `Invoice 2024\n${CJK_TEXT}`]])
+  })
+
+  test('glyphs nothing maps to characters: the rest is read, the document is ready_degraded and names the page', async () => {
+    const { doc } = await uploadAndComplete(app, key, scenarioId, { filename: 'unmapped.pdf', contentType: 'application/pdf', bytes: await unmappedGlyphsPdf() })
+    expect(await settled(app, key, scenarioId, doc.id)).toMatchObject({ status: 'ready_degraded', error_detail: 'page 2: characters without a Unicode mapping were left out' })
+    expect((await allBlocks(app, key, scenarioId, doc.id)).map((b) => [b.page, b.text])).toEqual([[1, 'Cover page'], [2, 'Invoice 2024']])
+  })
+})
+
+describe('a text layer over an image', () => {
+  test('OCR finds nothing on the image: the text layer is kept and the page is text_layer, never blank', async () => {
+    const { doc } = await uploadAndComplete(app, key, scenarioId, { filename: 'stamped.pdf', contentType: 'application/pdf', bytes: await textOverImagePdf('blank') })
+    expect(await settled(app, key, scenarioId, doc.id, 90_000)).toMatchObject({ status: 'ready', pages: { total: 1, text_layer: 1, ocr: 0, blank: 0, unreadable: 0 } })
+    expect((await allBlocks(app, key, scenarioId, doc.id)).map((b) => [b.source, b.text])).toEqual([['text', 'Test']])
+  })
+
+  test('OCR reads words on the image: they are added after the text layer, which stays', async () => {
+    const { doc } = await uploadAndComplete(app, key, scenarioId, { filename: 'scan-with-stamp.pdf', contentType: 'application/pdf', bytes: await textOverImagePdf('printed') })
+    expect(await settled(app, key, scenarioId, doc.id, 90_000)).toMatchObject({ status: 'ready', pages: { total: 1, ocr: 1, blank: 0, unreadable: 0 } })
+    const blocks = await allBlocks(app, key, scenarioId, doc.id)
+    expect(blocks[0]).toMatchObject({ source: 'text', text: 'Test' })
+    const ocr = blocks.slice(1).map((b) => b.text).join('\n')
+    expect(blocks.slice(1).every((b) => b.source === 'ocr')).toBe(true)
+    expect(ocr).toContain('4471')
+    expect(ocr).toContain('Harbour Bakery')
   })
 })
