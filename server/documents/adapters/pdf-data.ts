@@ -5,6 +5,7 @@
  * files come from `pdfjs-dist` (the same pdf.js version as `unpdf`'s) through static file imports,
  * so `dist/svc` carries them (scripts/pdf-data.ts writes the list).
  */
+import { readFile } from 'node:fs/promises'
 import { PDF_DATA_FILES } from './pdf-data-files'
 
 type Kind = 'cMapUrl' | 'standardFontDataUrl' | 'wasmUrl'
@@ -12,7 +13,7 @@ type Kind = 'cMapUrl' | 'standardFontDataUrl' | 'wasmUrl'
 /** The bytes of one packaged data file, or undefined when the package has none of that name. */
 async function packaged(kind: Kind, filename: string): Promise<Uint8Array | undefined> {
   const path = kind === 'wasmUrl' ? undefined : PDF_DATA_FILES[kind][filename]
-  return path ? new Uint8Array(await Bun.file(path).arrayBuffer()) : undefined
+  return path ? new Uint8Array(await readFile(path)) : undefined
 }
 
 /** What one document asked of the data: how many CMaps it named that the package does not hold. */
