@@ -56,14 +56,14 @@ export async function overprintedPdf(): Promise<Bytes> {
 /** Prose for two columns: each line a sentence fragment numbered by column and line. */
 export const columnLines = (column: 'left' | 'right', n: number) => Array.from({ length: n }, (_, i) => `${column === 'left' ? 'Alpha' : 'Omega'} column sentence ${i + 1} tells its story here.`)
 
-/** A page: a full-width title, two columns of prose on shared baselines, a full-width footer. */
-export async function twoColumnPdf(): Promise<Bytes> {
+/** A page: a full-width title, two columns of prose (on shared baselines, or the right one `offset` pt lower), a full-width footer. */
+export async function twoColumnPdf(offset = 0): Promise<Bytes> {
   const pdf = await PDFDocument.create()
   const font = await pdf.embedFont(StandardFonts.TimesRoman)
   const page = pdf.addPage([612, 792])
   page.drawText('Annual report of the applicant company', { x: 50, y: 740, size: 14, font })
   columnLines('left', 8).forEach((line, i) => page.drawText(line, { x: 50, y: 700 - i * 14, size: 10, font }))
-  columnLines('right', 8).forEach((line, i) => page.drawText(line, { x: 320, y: 700 - i * 14, size: 10, font }))
+  columnLines('right', 8).forEach((line, i) => page.drawText(line, { x: 320, y: 700 - offset - i * 14, size: 10, font }))
   page.drawText('Page footer: prepared for underwriting.', { x: 50, y: 560, size: 9, font })
   return save(pdf)
 }

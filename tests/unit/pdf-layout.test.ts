@@ -44,11 +44,13 @@ describe('PDF text assembly', () => {
     ])
   })
 
-  test('a two-column page: the title, the left column contiguous, then the right column, then the footer', async () => {
-    const e = await ADAPTERS.pdf(await twoColumnPdf())
-    const text = texts(e).join('\n')
-    expect(text).toBe(['Annual report of the applicant company', ...columnLines('left', 8), '', ...columnLines('right', 8), '', 'Page footer: prepared for underwriting.'].join('\n'))
-  })
+  for (const offset of [0, 7]) {
+    test(`a two-column page (${offset ? 'baselines apart' : 'shared baselines'}): the title, the left column contiguous, then the right column, then the footer`, async () => {
+      const e = await ADAPTERS.pdf(await twoColumnPdf(offset))
+      const text = texts(e).join('\n')
+      expect(text).toBe(['Annual report of the applicant company', ...columnLines('left', 8), '', ...columnLines('right', 8), '', 'Page footer: prepared for underwriting.'].join('\n'))
+    })
+  }
 
   test('a table corpus (24 generated tables): at least 95% of known cells come out as exact cells, and no number that is not in the source', async () => {
     const corpus = await tableCorpus(24)

@@ -68,14 +68,24 @@ function runsOf(items: readonly PositionedItem[]): { runs: Run[]; rotated: strin
 
 /** Drops runs that repeat a kept run's text at (almost) the same position: overprinted (fake bold) text. */
 function withoutOverprint(runs: Run[]): Run[] {
+  // Kept runs by text and a 2 pt grid cell: a repeat is looked for in the 3 x 3 cells around (linear time).
   const kept = new Map<string, Run[]>()
   const out: Run[] = []
   for (const r of runs) {
     const tolerance = Math.min(2, OVERPRINT_TOLERANCE * r.size)
-    const same = kept.get(r.str)
-    if (same?.some((k) => Math.abs(k.x - r.x) <= tolerance && Math.abs(k.y - r.y) <= tolerance)) continue
-    if (same) same.push(r)
-    else kept.set(r.str, [r])
+    const gx = Math.floor(r.x / 2)
+    const gy = Math.floor(r.y / 2)
+    let repeat = false
+    for (let dx = -1; dx <= 1 && !repeat; dx++) {
+      for (let dy = -1; dy <= 1 && !repeat; dy++) {
+        repeat = kept.get(`${gx + dx},${gy + dy},${r.str}`)?.some((k) => Math.abs(k.x - r.x) <= tolerance && Math.abs(k.y - r.y) <= tolerance) ?? false
+      }
+    }
+    if (repeat) continue
+    const key = `${gx},${gy},${r.str}`
+    const cell = kept.get(key)
+    if (cell) cell.push(r)
+    else kept.set(key, [r])
     out.push(r)
   }
   return out
@@ -120,23 +130,31 @@ const words = (text: string) => text.split(/\s+/).length
 
 /**
  * Reading order with two columns of prose: where a run of consecutive lines leaves a vertical
- * gutter free (no cell crosses it) and both sides hold prose (one wide cell of several words per
- * line, on at least MIN_COLUMN_LINES lines a side), the left side's lines come before the right
- * side's. Tables (many short cells) and label/value forms (short labels) are never split.
+ * gutter free (no cell crosses it) and both sides hold prose (one cell a line, four or more words
+ * a line on average, most lines filling the column's width, at least MIN_COLUMN_LINES lines a side),
+ * the left side's lines come before the right side's. Tables (several cells a line) and label/value
+ * forms (labels and values of varying width) are not split.
  */
 const MIN_COLUMN_LINES = 3
 const MIN_COLUMN_WORDS = 4
+/** Gutter positions tried on one page, at most (a hostile page of many lines stays linear). */
+const MAX_GUTTERS = 16
 /** A vertical gap of more than this many font sizes ends a stretch of columns. */
 const COLUMN_BREAK = 3
 
 interface Split { from: number; to: number; gutter: number }
 
 function columnSplit(lines: LayoutLine[], pageWidth: number): Split | undefined {
-  const candidates = new Set<number>()
+  // Gutters: the middles of the gaps of two-cell lines (to 2 pt), the most frequent first, a bounded number.
+  // Lines of one cell (columns whose baselines differ) offer the left edge of the cell, a few points to its left.
+  const counts = new Map<number, number>()
+  const count = (at: number) => counts.set(at, (counts.get(at) ?? 0) + 1)
+  const left = lines.reduce((m, l) => Math.min(m, l.cells[0]!.x), Number.POSITIVE_INFINITY)
   for (const l of lines) {
-    if (l.cells.length !== 2) continue
-    candidates.add(Math.round((l.cells[0]!.end + l.cells[1]!.x) / 4) * 2)
+    if (l.cells.length === 2) count(Math.round((l.cells[0]!.end + l.cells[1]!.x) / 4) * 2)
+    else if (l.cells.length === 1 && l.cells[0]!.x > left + pageWidth * 0.2) count(Math.round((l.cells[0]!.x - 4) / 2) * 2)
   }
+  const candidates = [...counts].filter(([, n]) => n >= MIN_COLUMN_LINES).sort((a, b) => b[1] - a[1]).slice(0, MAX_GUTTERS).map(([at]) => at)
   let best: Split | undefined
   for (const gutter of candidates) {
     let from = 0
@@ -159,9 +177,13 @@ function columnSplit(lines: LayoutLine[], pageWidth: number): Split | undefined 
           if (l.length === 1) { left++; leftWidth = Math.max(leftWidth, gutter - l[0]!.x) }
           if (r.length === 1) right++
         }
+        // Prose: several words a line on average, and most lines filling the column (text that wraps),
+        // unlike a form's labels and values, whose widths vary with what they say.
         const wordy = (side: (c: LayoutCell) => boolean) => {
           const cells = lines.slice(from, i).flatMap((l) => l.cells.filter(side))
-          return cells.reduce((n, c) => n + words(c.text), 0) >= MIN_COLUMN_WORDS * cells.length
+          const widest = cells.reduce((m, c) => Math.max(m, c.end - c.x), 0)
+          const filled = cells.filter((c) => c.end - c.x >= 0.7 * widest).length
+          return cells.reduce((n, c) => n + words(c.text), 0) >= MIN_COLUMN_WORDS * cells.length && filled * 2 >= cells.length
         }
         if (prose && left >= MIN_COLUMN_LINES && right >= MIN_COLUMN_LINES && leftWidth >= pageWidth * 0.2 && wordy((c) => c.end <= gutter) && wordy((c) => c.x >= gutter)) {
           if (!best || i - from > best.to - best.from) best = { from, to: i, gutter }
