@@ -4,10 +4,12 @@
  * by column, and a corpus of generated tables reads as exact cells (compared with `pdftotext
  * -layout` when poppler-utils is installed).
  */
-import { describe, expect, test } from 'bun:test'
+import { describe, expect, setDefaultTimeout, test } from 'bun:test'
 import { ADAPTERS } from '../../server/documents/adapters'
 import type { Extraction } from '../../server/documents/adapters/types'
 import { columnLines, overprintedPdf, tableCorpus, twoColumnPdf, unruledTablePdf, UNRULED_ROWS } from '../helpers/pdf-fixtures'
+
+setDefaultTimeout(120_000) // file-scoped in Bun 1.4; the corpus reads 24 PDFs (and pdftotext each)
 
 const texts = (e: Extraction) => e.pages.flatMap((p) => p.segments.map((s) => s.text))
 /** Numbers as a reader would cite them: runs of digits with their separators. */
