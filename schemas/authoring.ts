@@ -55,7 +55,7 @@ export const Guideline = named('GuidelineSource', t.Object({
   page_count: t.Optional(Int()),
   block_count: t.Optional(Int()),
   pages: t.Optional(PageSummary),
-  error_code: t.Optional(t.Union([t.Literal('guideline_ingestion_failed'), t.Literal('unsupported_pending')])),
+  error_code: t.Optional(t.Union([t.Literal('guideline_ingestion_failed'), t.Literal('guideline_password_protected'), t.Literal('unsupported_pending')], { description: 'guideline_password_protected when the file needs a password to be opened; its notification says guideline_ingestion_failed either way.' })),
   error_detail: t.Optional(t.String()),
   uploaded_at: t.Optional(Timestamp),
   processed_at: t.Optional(Timestamp),

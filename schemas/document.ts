@@ -42,7 +42,7 @@ export const Document = named('Document', t.Object({
   page_count: t.Optional(Int({ description: 'Pages read (1 for formats without pages); once processed.' })),
   block_count: t.Optional(Int({ description: 'Blocks the text was cut into; once processed.' })),
   pages: t.Optional(PageSummary),
-  error_code: t.Optional(t.Union([t.Literal('document_ingestion_failed'), t.Literal('unsupported_pending')])),
+  error_code: t.Optional(t.Union([t.Literal('document_ingestion_failed'), t.Literal('document_password_protected'), t.Literal('unsupported_pending')], { description: 'Why the document is failed or unsupported_pending: document_password_protected when the file needs a password to be opened (remove it and upload again), document_ingestion_failed otherwise. Its task notification says document_ingestion_failed either way.' })),
   error_detail: t.Optional(t.String({ description: 'Why ingestion failed or is degraded; never document content.' })),
   uploaded_at: t.Optional(Timestamp),
   processed_at: t.Optional(Timestamp),

@@ -32,6 +32,7 @@ export async function enqueueGuidelineIngestion(tx: Tx, row: GuidelineRow): Prom
 const guidelineOwner: IngestionOwner<GuidelineRow> = {
   taskKind: 'guideline_ingestion',
   failedErrorCode: 'guideline_ingestion_failed',
+  passwordErrorCode: 'guideline_password_protected',
   find: findGuideline,
   parse: (row, _generation, deps) => parseDocument(row, deps),
   resourcePath: (row) => guidelinePath(row.question_group_id, row.id),

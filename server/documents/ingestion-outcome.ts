@@ -31,6 +31,8 @@ export interface IngestionOwner<Row extends IngestedRow> {
   taskKind: 'document_ingestion' | 'guideline_ingestion'
   /** The error code of a failed ingestion. */
   failedErrorCode: 'document_ingestion_failed' | 'guideline_ingestion_failed'
+  /** The error code of the row (not of its notification) when the file needs a password to be opened. */
+  passwordErrorCode: 'document_password_protected' | 'guideline_password_protected'
   /** The row of an id in a workspace (locked for update when `lock`), or null. */
   find(sql: Tx, tenantId: string, id: string, lock?: boolean): Promise<Row | null>
   /** Parses a row's stored bytes (throws for a transient failure; `skip` when superseded meanwhile). */
@@ -63,7 +65,7 @@ export async function applyIngestionOutcome<Row extends IngestedRow>(tx: Tx, lin
       return
     case 'unreadable':
       await owner.replaceBlocks(tx, row.tenant_id, row.id, [])
-      await owner.setStatus(tx, row, 'failed', { errorCode: owner.failedErrorCode, errorDetail: outcome.reason, pageCount: outcome.pages?.total ?? null, blockCount: 0, pages: outcome.pages ?? null, processed: true })
+      await owner.setStatus(tx, row, 'failed', { errorCode: outcome.code === 'password_protected' ? owner.passwordErrorCode : owner.failedErrorCode, errorDetail: outcome.reason, pageCount: outcome.pages?.total ?? null, blockCount: 0, pages: outcome.pages ?? null, processed: true })
       await finishTask(tx, { ...base, result: 'failed', reason: outcome.reason })
       return
     case 'parsed':

@@ -100,6 +100,7 @@ async function parseFollowed(doc: DocumentRow, generation: number, deps: AppDeps
 const documentOwner: IngestionOwner<DocumentRow> = {
   taskKind: 'document_ingestion',
   failedErrorCode: 'document_ingestion_failed',
+  passwordErrorCode: 'document_password_protected',
   find: findDocumentById,
   parse: parseFollowed,
   resourcePath: (doc) => `/v1/scenarios/${doc.scenario_id}/documents/${doc.id}`,

@@ -50,6 +50,44 @@ runs.sort((a, b) => a - b)
 const median = runs[2]!
 console.log(`adapter: median ${ms(median)} per ${PAGES}-page PDF (${blockCount} blocks) = ${(PAGES / (median / 1000)).toFixed(0)} pages/s`)
 
+// ---- 1a. beside it: pdf.js text in drawing order (the adapter before geometry-aware assembly,
+// forms and CMaps: text items joined as drawn), and poppler's pdftotext -layout when installed ----
+{
+  const { getDocumentProxy } = await import('unpdf')
+  const { pageBlocks } = await import('../../server/documents/adapters/pdf')
+  const plain = async () => {
+    const doc = await getDocumentProxy(new Uint8Array(pdf), { verbosity: 0, stopAtErrors: false })
+    for (let n = 1; n <= doc.numPages; n++) {
+      const page = await doc.getPage(n)
+      const content = await page.getTextContent()
+      pageBlocks((content.items as { str?: string; hasEOL?: boolean }[]).map((i) => (i.str ?? '') + (i.hasEOL ? '\n' : '')).join(''))
+      page.cleanup()
+    }
+    await doc.loadingTask.destroy()
+  }
+  await plain()
+  const plainRuns: number[] = []
+  for (let i = 0; i < 5; i++) { const t0 = now(); await plain(); plainRuns.push(now() - t0) }
+  plainRuns.sort((a, b) => a - b)
+  const plainRate = PAGES / (plainRuns[2]! / 1000)
+  const adapterRate = PAGES / (median / 1000)
+  console.log(`pdf.js text in drawing order (no assembly): median ${ms(plainRuns[2]!)} = ${plainRate.toFixed(0)} pages/s; the adapter with assembly runs at ${(adapterRate / plainRate).toFixed(2)} of it`)
+  const pdftotext = Bun.which('pdftotext')
+  if (!pdftotext) console.log('pdftotext: not installed (poppler-utils), not compared')
+  else {
+    const popplerRuns: number[] = []
+    for (let i = 0; i < 5; i++) {
+      const t0 = now()
+      const proc = Bun.spawn([pdftotext, '-layout', '-', '-'], { stdin: pdf, stdout: 'pipe' })
+      await new Response(proc.stdout).arrayBuffer()
+      await proc.exited
+      popplerRuns.push(now() - t0)
+    }
+    popplerRuns.sort((a, b) => a - b)
+    console.log(`pdftotext -layout (a process per file): median ${ms(popplerRuns[2]!)} = ${(PAGES / (popplerRuns[2]! / 1000)).toFixed(0)} pages/s`)
+  }
+}
+
 // ---- 1a'. a 50-page tabular PDF (a loss run: 40 rows of 5 columns a page, no rules) ----
 {
   const { PDFDocument, StandardFonts } = await import('pdf-lib')

@@ -8,6 +8,7 @@ import { join } from 'node:path'
 import { spawnService, type ServiceProcess } from '../helpers/service-process'
 import { docxSample, pdfSample } from '../helpers/samples'
 import { imageOnlyPdf, scanned, textPage } from '../helpers/scans'
+import { CJK_TEXT, cjkPdf } from '../helpers/pdf-fixtures'
 
 setDefaultTimeout(60_000) // file-scoped in Bun 1.4: the preload only reaches the first file
 
@@ -47,13 +48,16 @@ test('the compiled binary parses documents, OCR included, in its own parser proc
   }).then(async (r) => ({ status: r.status, body: await r.json() as any }))
   const scenario = await api('POST', '/v1/scenarios', { name: 'Binary case' })
   expect(scenario.status).toBe(201)
-  for (const file of [
+  const files: { filename: string; content_type: string; bytes: Uint8Array<ArrayBuffer>; text: string; last?: string }[] = [
     { filename: 'a.pdf', content_type: 'application/pdf', bytes: await pdfSample([['Compiled parser page']]), text: 'Compiled parser page' },
+    // pdf.js's predefined CMaps travel inside the binary (a non-embedded Chinese font, GBK-EUC-H).
+    { filename: 'cn.pdf', content_type: 'application/pdf', bytes: await cjkPdf('GBK-EUC-H'), text: 'Cover page', last: `Invoice 2024\n${CJK_TEXT}` },
     { filename: 'a.docx', content_type: 'application/vnd.openxmlformats-officedocument.wordprocessingml.document', bytes: await docxSample(), text: 'Applicant Summary' },
     // OCR: the engine and the English model travel inside the binary.
     { filename: 'a.png', content_type: 'image/png', bytes: new Uint8Array(textPage(['Compiled OCR reads this line']).toBuffer('image/png')), text: 'Compiled OCR reads this line' },
     { filename: 'scan.pdf', content_type: 'application/pdf', bytes: await imageOnlyPdf([scanned(textPage(['A scanned page inside the binary']))]), text: 'A scanned page inside the binary' },
-  ]) {
+  ]
+  for (const file of files) {
     const start = await api('POST', `/v1/scenarios/${scenario.body.id}/documents`, { filename: file.filename, content_type: file.content_type, size_bytes: file.bytes.length })
     expect(start.status).toBe(201)
     const target = new URL(start.body.upload.url)
@@ -70,5 +74,6 @@ test('the compiled binary parses documents, OCR included, in its own parser proc
     expect({ file: file.filename, status: doc.status, detail: doc.error_detail }).toEqual({ file: file.filename, status: 'ready', detail: undefined })
     const blocks = await api('GET', `/v1/scenarios/${scenario.body.id}/documents/${start.body.id}/blocks`)
     expect(blocks.body.items[0].text).toBe(file.text)
+    if (file.last) expect(blocks.body.items.at(-1).text).toBe(file.last)
   }
 })

@@ -1,46 +1,21 @@
 /**
- * Tables in born-digital PDFs, recovered from where the text sits: lines are items sharing a
- * baseline, a line's cells are its runs of items separated by wide gaps, and three or more
- * consecutive lines of three or more cells that line up under the first one's columns are a table
- * (with or without ruling lines, which are not needed). The first line names the columns. The
- * page's other text keeps its own order, before and after the table.
+ * Tables in born-digital PDFs, recovered from the lines and cells of the page's layout
+ * (pdf-layout.ts): three or more consecutive lines of two or more cells that line up under the
+ * columns of a first line of three or more cells are a table (with or without ruling lines, which
+ * are not needed). The first line names the columns. A line right under a row whose cells all fall
+ * under columns other than the first, and that is no further below than a line and a half, continues
+ * that row's cells (a cell wrapped onto a second line). The page's other text keeps its order,
+ * before and after each table.
  */
 import type { Segment } from './types'
 import { columnNames } from './columns'
-
-/** A text item of pdf.js's text content (only what layout needs). */
-export interface PositionedItem { str?: string; hasEOL?: boolean; transform?: number[]; width?: number }
-
-interface Cell { text: string; x: number; end: number }
-interface Line { y: number; size: number; cells: Cell[]; items: number[] }
-
-/** Lines of a page: items on one baseline (within half a font size), cells split at gaps wider than a font size. */
-function linesOf(items: PositionedItem[]): Line[] {
-  const placed = items
-    .map((it, index) => ({ index, str: it.str ?? '', x: it.transform?.[4] ?? 0, y: it.transform?.[5] ?? 0, w: it.width ?? 0, size: Math.hypot(it.transform?.[2] ?? 0, it.transform?.[3] ?? 0) || 10 }))
-    .filter((p) => p.str.trim() !== '')
-    .sort((a, b) => b.y - a.y || a.x - b.x)
-  const lines: Line[] = []
-  for (const p of placed) {
-    const line = lines.at(-1)
-    if (line && Math.abs(line.y - p.y) < line.size / 2) {
-      const last = line.cells.at(-1)!
-      if (p.x - last.end < p.size) { last.text += (p.x - last.end > p.size * 0.15 ? ' ' : '') + p.str; last.end = p.x + p.w }
-      else line.cells.push({ text: p.str, x: p.x, end: p.x + p.w })
-      line.items.push(p.index)
-    } else {
-      lines.push({ y: p.y, size: p.size, cells: [{ text: p.str, x: p.x, end: p.x + p.w }], items: [p.index] })
-    }
-  }
-  for (const l of lines) for (const c of l.cells) c.text = c.text.replace(/\s+/g, ' ').trim()
-  return lines
-}
+import { linesText, type LayoutCell, type LayoutLine } from './pdf-layout'
 
 /**
  * The header column a cell belongs to: the one whose span (from its start to the next column's
  * start, widened by `tolerance` to the left) overlaps the cell most; -1 when none does.
  */
-function columnOf(header: Cell[], cell: Cell, tolerance: number): number {
+function columnOf(header: LayoutCell[], cell: LayoutCell, tolerance: number): number {
   let best = -1
   let overlap = 0
   for (let i = 0; i < header.length; i++) {
@@ -55,26 +30,44 @@ function columnOf(header: Cell[], cell: Cell, tolerance: number): number {
 /** A table found on a page: its rows as values under the header's columns, and the lines it spans. */
 interface Table { first: number; last: number; header: string[]; rows: string[][] }
 
-function findTables(lines: Line[]): Table[] {
+/** The values of a line under the header's columns, or undefined when a cell falls under none. */
+function placed(head: LayoutLine, line: LayoutLine): string[] | undefined {
+  const values = head.cells.map(() => '')
+  for (const c of line.cells) {
+    const col = columnOf(head.cells, c, head.size)
+    if (col < 0) return undefined
+    values[col] = values[col] ? `${values[col]} ${c.text}` : c.text
+  }
+  return values
+}
+
+function findTables(lines: LayoutLine[]): Table[] {
   const tables: Table[] = []
   let i = 0
   while (i < lines.length) {
     const head = lines[i]!
     if (head.cells.length < 3) { i++; continue }
-    const tolerance = head.size
     const rows: string[][] = []
+    // The smallest distance between the baselines of two rows' first lines (a wrapped cell's line is closer).
+    let pitch = Number.POSITIVE_INFINITY
+    let rowY = head.y
     let j = i + 1
     for (; j < lines.length; j++) {
       const line = lines[j]!
-      if (line.cells.length < 2 || line.cells.length > head.cells.length + 1) break
-      const values = head.cells.map(() => '')
-      let fits = true
-      for (const c of line.cells) {
-        const col = columnOf(head.cells, c, tolerance)
-        if (col < 0) { fits = false; break }
-        values[col] = values[col] ? `${values[col]} ${c.text}` : c.text
+      if (line.break || line.cells.length > head.cells.length + 1) break
+      const values = placed(head, line)
+      if (!values) break
+      const previous = lines[j - 1]!
+      const continues = rows.length > 0 && values[0] === '' && line.cells.length < head.cells.length
+        && previous.y - line.y < 0.8 * pitch
+      if (continues) {
+        const row = rows.at(-1)!
+        values.forEach((v, c) => { if (v) row[c] = row[c] ? `${row[c]} ${v}` : v })
+        continue
       }
-      if (!fits || values.filter((v) => v !== '').length < 2) break
+      if (line.cells.length < 2 || values.filter((v) => v !== '').length < 2) break
+      pitch = Math.min(pitch, rowY - line.y)
+      rowY = line.y
       rows.push(values)
     }
     if (rows.length >= 2) {
@@ -86,36 +79,21 @@ function findTables(lines: Line[]): Table[] {
 }
 
 /**
- * The segments of a page with its tables as `table_row` blocks (cells named by the header line),
- * or undefined when the page holds no table (the caller keeps its plain text as before).
+ * The segments of a page laid out as `lines`: its tables as `table_row` blocks (cells named by
+ * the header line), the other text cut into blocks by `textBlocks`, in reading order.
  */
-export function pageWithTables(items: PositionedItem[], textBlocks: (text: string) => Segment[]): Segment[] | undefined {
-  const lines = linesOf(items)
+export function pageSegments(lines: LayoutLine[], textBlocks: (text: string) => Segment[]): Segment[] {
   const tables = findTables(lines)
-  if (tables.length === 0) return undefined
-  const inTable = new Set<number>()
-  for (const t of tables) for (let l = t.first; l <= t.last; l++) for (const idx of lines[l]!.items) inTable.add(idx)
-  // The other text in its own order, cut at each table by height on the page (y grows upwards).
   const segments: Segment[] = []
-  const textWithin = (below: number | undefined, above: number | undefined) => {
-    let s = ''
-    items.forEach((it, idx) => {
-      if (inTable.has(idx)) return
-      const y = it.transform?.[5] ?? 0
-      if ((below === undefined || y < below) && (above === undefined || y > above)) s += (it.str ?? '') + (it.hasEOL ? '\n' : '')
-    })
-    return s
-  }
-  let previousBottom: number | undefined
+  let next = 0
   for (const t of tables) {
-    const top = lines[t.first]!.y + lines[t.first]!.size / 2
-    segments.push(...textBlocks(textWithin(previousBottom, top)))
+    segments.push(...textBlocks(linesText(lines.slice(next, t.first))))
     const columns = columnNames(t.header, t.header.length)
     for (const values of [t.header, ...t.rows]) {
       segments.push({ kind: 'table_row', text: values.map((v) => v.replaceAll('|', '/')).join(' | '), cells: values.map((value, c) => ({ column: columns[c]!, value })) })
     }
-    previousBottom = lines[t.last]!.y - lines[t.last]!.size / 2
+    next = t.last + 1
   }
-  segments.push(...textBlocks(textWithin(previousBottom, undefined)))
+  segments.push(...textBlocks(linesText(lines.slice(next))))
   return segments
 }

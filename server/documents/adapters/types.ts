@@ -101,9 +101,15 @@ export type Adapter = (bytes: Uint8Array, options?: ReadOptions) => Promise<Extr
 /** A size in MiB for messages ("128 MiB"). */
 export const mib = (bytes: number): string => `${Math.round(bytes / 1_048_576)} MiB`
 
-/** The file cannot be parsed at all. `reason` is short and content-free: it goes into notifications. */
+/** Why a file cannot be read, as a machine-readable code, where it is other than damage or a limit. */
+export type UnreadableCode = 'password_protected'
+
+/**
+ * The file cannot be parsed at all. `reason` is short and content-free: it goes into notifications;
+ * `code` tells a client apart a file it can fix itself (a password to remove).
+ */
 export class UnreadableDocument extends Error {
-  constructor(readonly reason: string) { super(reason) }
+  constructor(readonly reason: string, readonly code?: UnreadableCode) { super(reason) }
 }
 
 /** Tidies extracted text: unified newlines, no trailing spaces, no runs of blank lines, trimmed. */

@@ -9,7 +9,7 @@ import type { AdapterName } from '../registry'
 import { toBlocks, type Block } from '../blocks'
 import { summarisePages, unreadableDetail, type PageSummary } from './pages'
 import type { OcrLimits } from '../ocr/engine'
-import type { Attachment, OcrEngine } from '../adapters/types'
+import type { Attachment, OcrEngine, UnreadableCode } from '../adapters/types'
 
 /** The limits of one document's parse (SVC_PARSE_MAX_*, SVC_OCR_*). */
 export interface DocumentLimits {
@@ -28,7 +28,7 @@ export interface DocumentLimits {
 
 /** What a parse found: blocks (maybe degraded, with content-free notes), or why nothing could be read. */
 export type ParseOutcome =
-  | { kind: 'unreadable'; reason: string; pages?: PageSummary }
+  | { kind: 'unreadable'; reason: string; pages?: PageSummary; code?: UnreadableCode }
   | { kind: 'parsed'; blocks: Block[]; pageCount: number; degraded: boolean; notes: string[]; pages: PageSummary; attachments?: Attachment[] }
 
 /**
@@ -75,7 +75,7 @@ export async function extractDocument(documentId: string, type: { adapter: Adapt
       ...(read.attachments?.length ? { attachments: read.attachments } : {}),
     }
   } catch (e) {
-    if (e instanceof UnreadableDocument) return { kind: 'unreadable', reason: e.reason }
+    if (e instanceof UnreadableDocument) return { kind: 'unreadable', reason: e.reason, ...(e.code ? { code: e.code } : {}) }
     // A parser library that throws on odd input: the bytes will not read better on a retry.
     defaultLogger().warn('document adapter failed', { document_id: documentId, adapter, error: (e as Error)?.message })
     return { kind: 'unreadable', reason: `the ${label} could not be parsed` }
