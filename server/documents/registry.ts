@@ -6,7 +6,7 @@
 import { fileTypeFromBuffer } from 'file-type'
 
 /** The adapters the ingestion job knows. */
-export type AdapterName = 'text' | 'markdown' | 'csv' | 'html' | 'pdf' | 'docx' | 'image' | 'xlsx' | 'email' | 'msg'
+export type AdapterName = 'text' | 'markdown' | 'csv' | 'html' | 'pdf' | 'docx' | 'image' | 'spreadsheet' | 'email' | 'msg' | 'doc' | 'rtf' | 'odt'
 
 /** One recognised content type. */
 export interface FileType {
@@ -25,6 +25,9 @@ export interface FileType {
 }
 
 const OLE = 'application/x-cfb'
+const ZIP = 'application/zip' // a package whose manifest lies past the sniffed head (LibreOffice writes it last)
+const XLSX = 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet'
+const XLSM = 'application/vnd.ms-excel.sheet.macroenabled.12'
 
 /** Every recognised content type, adapters first. */
 export const FILE_TYPES: readonly FileType[] = [
@@ -49,14 +52,24 @@ export const FILE_TYPES: readonly FileType[] = [
   },
   {
     contentType: 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet',
-    label: 'Excel workbook (XLSX)', extensions: ['xlsx'], adapter: 'xlsx',
-    sniff: ['application/vnd.openxmlformats-officedocument.spreadsheetml.sheet'],
+    label: 'Excel workbook (XLSX)', extensions: ['xlsx'], adapter: 'spreadsheet', sniff: [XLSX, XLSM, ZIP],
   },
   {
-    contentType: 'application/vnd.ms-excel', label: 'Excel 97-2003 workbook (XLS)', extensions: ['xls'], sniff: [OLE, 'application/vnd.ms-excel'],
-    unsupportedReason: 'XLS (Excel 97-2003) is not read: no maintained reader without known vulnerabilities is available; save the workbook as XLSX',
+    contentType: 'application/vnd.ms-excel.sheet.macroenabled.12',
+    label: 'Excel macro-enabled workbook (XLSM; macros never run nor kept)', extensions: ['xlsm'], adapter: 'spreadsheet', sniff: [XLSM, XLSX, ZIP],
   },
-  { contentType: 'application/msword', label: 'Word 97-2003 document (DOC)', extensions: ['doc'], sniff: [OLE, 'application/msword'] },
+  { contentType: 'application/vnd.ms-excel', label: 'Excel 97-2003 workbook (XLS)', extensions: ['xls'], adapter: 'spreadsheet', sniff: [OLE, 'application/vnd.ms-excel'] },
+  {
+    contentType: 'application/vnd.oasis.opendocument.spreadsheet', label: 'OpenDocument spreadsheet (ODS)', extensions: ['ods'], adapter: 'spreadsheet',
+    sniff: ['application/vnd.oasis.opendocument.spreadsheet', ZIP],
+  },
+  { contentType: 'application/msword', label: 'Word 97-2003 document (DOC)', extensions: ['doc'], adapter: 'doc', sniff: [OLE, 'application/msword'] },
+  { contentType: 'application/rtf', label: 'Rich Text Format (RTF)', extensions: ['rtf'], adapter: 'rtf', sniff: ['application/rtf'] },
+  { contentType: 'text/rtf', label: 'Rich Text Format (RTF, text/rtf)', extensions: [], adapter: 'rtf', sniff: ['application/rtf'] },
+  {
+    contentType: 'application/vnd.oasis.opendocument.text', label: 'OpenDocument text (ODT)', extensions: ['odt'], adapter: 'odt',
+    sniff: ['application/vnd.oasis.opendocument.text', ZIP],
+  },
   { contentType: 'application/vnd.ms-outlook', label: 'Outlook message (MSG)', extensions: ['msg'], adapter: 'msg', sniff: [OLE, 'application/vnd.ms-outlook'] },
 ]
 
