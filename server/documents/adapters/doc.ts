@@ -4,7 +4,7 @@
  * headers and footers last. word-extractor writes a table cell's end as a tab and a row's end as a
  * tab before the line end, so a run of lines ending in a tab is a table: each row a `table_row`
  * block with its cells named by the table's first row (a cell of several paragraphs joined into
- * one). The file is bounded by the upload limit and held in memory once; nothing is inflated.
+ * one); every other line is a paragraph. The file is bounded by the upload limit and held in memory once; nothing is inflated.
  */
 import WordExtractor from 'word-extractor'
 import { TableRows } from './table-rows'
@@ -17,8 +17,9 @@ export function wordSegments(text: string): Segment[] {
   let prose: string[] = [] // lines outside a table, waiting to be cut into paragraphs
   let pending: string[] = [] // lines inside a table before the one that ends a row (a cell's earlier paragraphs)
   let inTable = false
+  // A line of word-extractor's text is one Word paragraph.
   const flushProse = () => {
-    if (prose.length > 0) out.push(...paragraphs(prose.join('\n')))
+    for (const line of prose) out.push(...paragraphs(line))
     prose = []
   }
   for (const line of text.replace(/\r\n?/g, '\n').split('\n')) {
