@@ -80,6 +80,21 @@ export function essenceOf(contentType: string): string {
   return contentType.split(';')[0]!.trim().toLowerCase()
 }
 
+/** The `charset` parameter of a Content-Type value, lower case, or undefined ("text/plain; charset=\"Shift_JIS\"" -> "shift_jis"). */
+export function charsetOf(contentType: string): string | undefined {
+  const m = /;\s*charset\s*=\s*"?([^";\s]+)"?/i.exec(contentType)
+  return m ? m[1]!.toLowerCase() : undefined
+}
+
+/**
+ * The content type a document keeps: the registry's, plus the declared `charset` parameter for
+ * text types (the text adapters decode with it; `text/plain; charset=shift_jis`).
+ */
+export function storedContentType(type: FileType, declared: string): string {
+  const charset = type.sniff === 'text' ? charsetOf(declared) : undefined
+  return charset && /^[a-z0-9._:-]{1,40}$/.test(charset) ? `${type.contentType}; charset=${charset}` : type.contentType
+}
+
 /** The registry entry of a content type (parameters ignored), or undefined when not recognised. */
 export function findFileType(contentType: string): FileType | undefined {
   return byType.get(essenceOf(contentType))
@@ -94,13 +109,15 @@ const TEXTUAL_SIGNATURES = new Set(['application/xml', 'text/calendar', 'text/vc
 /**
  * Whether the leading bytes of an upload agree with its declared type. Returns the sniffed type
  * that contradicts the declaration, or null when they agree. Text types must carry no binary
- * signature and no NUL byte; binary types must carry one of their signatures.
+ * signature and no NUL byte (unless a UTF-16 byte-order mark starts them); binary types must carry one of their signatures.
  */
 export async function sniffContradiction(type: FileType, head: Uint8Array): Promise<string | null> {
   const sniffed = head.length > 0 ? (await fileTypeFromBuffer(head))?.mime : undefined
   if (type.sniff === 'text') {
     if (sniffed !== undefined && !TEXTUAL_SIGNATURES.has(sniffed)) return sniffed
-    if (head.includes(0)) return 'application/octet-stream'
+    // UTF-16 text is half NUL bytes: its byte-order mark says it is text.
+    const utf16 = (head[0] === 0xff && head[1] === 0xfe) || (head[0] === 0xfe && head[1] === 0xff)
+    if (head.includes(0) && !utf16) return 'application/octet-stream'
     return null
   }
   if (sniffed !== undefined && type.sniff.includes(sniffed)) return null
