@@ -65,7 +65,7 @@ export const FILE_TYPES: readonly FileType[] = [
   },
   { contentType: 'application/msword', label: 'Word 97-2003 document (DOC)', extensions: ['doc'], adapter: 'doc', sniff: [OLE, 'application/msword'] },
   { contentType: 'application/rtf', label: 'Rich Text Format (RTF)', extensions: ['rtf'], adapter: 'rtf', sniff: ['application/rtf'] },
-  { contentType: 'text/rtf', label: 'Rich Text Format (RTF, text/rtf)', extensions: [], adapter: 'rtf', sniff: ['application/rtf'] },
+  { contentType: 'text/rtf', label: 'Rich Text Format (RTF, text/rtf)', extensions: ['rtf'], adapter: 'rtf', sniff: ['application/rtf'] },
   {
     contentType: 'application/vnd.oasis.opendocument.text', label: 'OpenDocument text (ODT)', extensions: ['odt'], adapter: 'odt',
     sniff: ['application/vnd.oasis.opendocument.text', ZIP],

@@ -110,6 +110,55 @@ const adapterBlocks = async (name: keyof typeof ADAPTERS, bytes: Uint8Array) => 
   }
 }
 
+// Word 97-2003 (word-extractor alone vs the adapter) on the largest fixture shipped with word-extractor 0.1.4.
+{
+  const { default: WordExtractor } = await import('word-extractor')
+  const { wordFixture } = await import('../helpers/word-processing')
+  const doc = await wordFixture('test06.doc')
+  await besideLibrary(`doc adapter, word-extractor fixture (${(doc.byteLength / 1024).toFixed(0)} KiB)`, 1, 'documents',
+    () => new WordExtractor().extract(Buffer.from(doc)).then((d) => d.getBody()),
+    () => adapterBlocks('doc', doc))
+}
+
+// RTF (rtf-stream-parser's tokenizer alone vs the adapter): 2,000 paragraphs and a 2,000-row table.
+{
+  const { Tokenize } = await import('rtf-stream-parser/dist/src/tokenize')
+  const parts = ['{\\rtf1\\ansi\\ansicpg1252{\\fonttbl{\\f0 Arial;}}']
+  for (let i = 0; i < 2000; i++) parts.push(`\\pard Paragraph ${i} of the proposal, Caf\\'e9 \\u8364? ${i * 7}.\\par`)
+  for (let i = 0; i < 2000; i++) parts.push(`\\trowd\\cellx3000\\cellx6000\\pard\\intbl Item ${i}\\cell ${i * 13}\\cell\\row`)
+  const rtf = new TextEncoder().encode(parts.join('\n') + '}')
+  await besideLibrary(`rtf adapter, 4,000 blocks (${(rtf.byteLength / 1024).toFixed(0)} KiB)`, 4000, 'blocks',
+    () => { let n = 0; const t = new Tokenize(); t.push = () => { n++; return true }; t._transform(Buffer.from(rtf), undefined, () => {}); t._flush(() => {}); return n },
+    () => adapterBlocks('rtf', rtf))
+}
+
+// ODT (fflate + htmlparser2 alone vs the adapter, which also cuts blocks like HTML): 2,000 paragraphs and a 2,000-row table.
+{
+  const { zipSync, strToU8, unzipSync } = await import('fflate')
+  const { Parser } = await import('htmlparser2')
+  const body: string[] = []
+  for (let i = 0; i < 2000; i++) body.push(`<text:p>Paragraph ${i} of the survey, ${i * 7} square metres.</text:p>`)
+  body.push('<table:table>')
+  for (let i = 0; i < 2000; i++) body.push(`<table:table-row><table:table-cell><text:p>Item ${i}</text:p></table:table-cell><table:table-cell><text:p>${i * 13}</text:p></table:table-cell></table:table-row>`)
+  body.push('</table:table>')
+  const content = `<?xml version="1.0" encoding="UTF-8"?><office:document-content xmlns:office="o" xmlns:text="t" xmlns:table="b"><office:body><office:text>${body.join('')}</office:text></office:body></office:document-content>`
+  const odt = zipSync({ mimetype: [strToU8('application/vnd.oasis.opendocument.text'), { level: 0 }], 'content.xml': strToU8(content) })
+  await besideLibrary(`odt adapter, 4,000 blocks (${(odt.byteLength / 1024).toFixed(0)} KiB)`, 4000, 'blocks',
+    () => { let n = 0; const p = new Parser({ onopentag: () => { n++ } }, { xmlMode: true }); p.write(new TextDecoder().decode(unzipSync(odt)['content.xml'])); p.end(); return n },
+    () => adapterBlocks('odt', odt))
+}
+
+// Encoded text (iconv-lite + chardet alone vs the text adapter): 1 MiB of Shift-JIS without a declared charset.
+{
+  const iconv = (await import('iconv-lite')).default
+  const chardet = (await import('chardet')).default
+  const line = '火災保険 申込書 保険契約者 東京港 株式会社 の 本社ビル です。 Sum insured: 2500000\n\n'
+  const text = new Uint8Array(iconv.encode(line.repeat(Math.ceil(1_048_576 / (line.length * 2))), 'shift_jis'))
+  await besideLibrary(`text adapter, detected Shift-JIS (${(text.byteLength / 1024).toFixed(0)} KiB)`, text.byteLength / 1024, 'KiB',
+    () => iconv.decode(Buffer.from(text), chardet.analyse(text.subarray(0, 256 * 1024))[0]!.name),
+    () => adapterBlocks('text', text))
+}
+
 // ---- a running service ----
 const database = await createTestDatabase()
 const dataDir = mkdtempSync(join(tmpdir(), 'svc-bench-'))
