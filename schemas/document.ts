@@ -27,6 +27,10 @@ export const PageSummary = named('PageSummary', t.Object({
   blank: Int({ description: 'Pages genuinely empty; they do not degrade the file.' }),
   unreadable: Int({ description: 'Pages that held something and gave no text; error_detail names them and why.' }),
   low_confidence_blocks: Int({ description: 'OCR blocks under 60 confidence: kept, counted here.' }),
+  text_encoding: t.Optional(t.Object({
+    charset: t.String({ description: 'The character encoding the text was read in (utf-8, shift_jis, windows-1252, ...).' }),
+    source: t.Union([t.Literal('declared'), t.Literal('bom'), t.Literal('detected'), t.Literal('default')], { description: 'What chose it: the charset parameter of the declared content type, a byte-order mark, the detector (chardet), or UTF-8 by default (the bytes are valid UTF-8, or nothing better was found).' }),
+  }, { description: 'Text formats (plain text, Markdown, CSV): the encoding read.' })),
 }, { description: 'Once processed (files processed before per-page accounting have none).' }))
 
 /** A document as every endpoint returns it. */

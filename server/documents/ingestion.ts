@@ -15,7 +15,8 @@ import { Type, type Static } from '@sinclair/typebox'
 import { defineJobKind, enqueue, jobType } from '../../jobs/define'
 import { Int } from '../../schemas/common'
 import { readAll } from '../storage/blob-store'
-import { findFileType } from './registry'
+import { charsetOf, findFileType } from './registry'
+import type { ParseRequest } from './parsing/parser-process'
 import { ParseCanceled, type ParseControl } from './parsing/parser-pool'
 import { appendCaseEvent } from '../events/log'
 import { findDocumentById, insertChildDocuments, replaceBlocks, setDocumentStatus, type DocumentRow } from './store'
@@ -52,7 +53,10 @@ export async function parseDocument(doc: Pick<DocumentRow, 'id' | 'content_type'
   if (!type?.adapter) return { kind: 'unsupported', reason: type?.unsupportedReason }
   const bytes = doc.blob_key ? await readAll(deps.blobs, doc.blob_key) : null
   if (!bytes) throw new Error(`the bytes of document ${doc.id} are not in the blob store`)
-  return deps.parser.parse(doc.id, { adapter: type.adapter, label: type.label }, bytes, control)
+  // The declared charset travels to the parser (the text adapters decode with it).
+  const charset = charsetOf(doc.content_type)
+  const parseType: ParseRequest['type'] = { adapter: type.adapter, label: type.label, ...(charset ? { charset } : {}) }
+  return deps.parser.parse(doc.id, parseType, bytes, control)
 }
 
 /** How often a running parse checks that its document was not reingested or deleted meanwhile. */

@@ -6,7 +6,7 @@
 import { fileTypeFromBuffer } from 'file-type'
 
 /** The adapters the ingestion job knows. */
-export type AdapterName = 'text' | 'markdown' | 'csv' | 'html' | 'pdf' | 'docx' | 'image' | 'xlsx' | 'email' | 'msg'
+export type AdapterName = 'text' | 'markdown' | 'csv' | 'html' | 'pdf' | 'docx' | 'image' | 'spreadsheet' | 'email' | 'msg' | 'doc' | 'rtf' | 'odt'
 
 /** One recognised content type. */
 export interface FileType {
@@ -25,6 +25,9 @@ export interface FileType {
 }
 
 const OLE = 'application/x-cfb'
+const ZIP = 'application/zip' // a package whose manifest lies past the sniffed head (LibreOffice writes it last)
+const XLSX = 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet'
+const XLSM = 'application/vnd.ms-excel.sheet.macroenabled.12'
 
 /** Every recognised content type, adapters first. */
 export const FILE_TYPES: readonly FileType[] = [
@@ -49,14 +52,24 @@ export const FILE_TYPES: readonly FileType[] = [
   },
   {
     contentType: 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet',
-    label: 'Excel workbook (XLSX)', extensions: ['xlsx'], adapter: 'xlsx',
-    sniff: ['application/vnd.openxmlformats-officedocument.spreadsheetml.sheet'],
+    label: 'Excel workbook (XLSX)', extensions: ['xlsx'], adapter: 'spreadsheet', sniff: [XLSX, XLSM, ZIP],
   },
   {
-    contentType: 'application/vnd.ms-excel', label: 'Excel 97-2003 workbook (XLS)', extensions: ['xls'], sniff: [OLE, 'application/vnd.ms-excel'],
-    unsupportedReason: 'XLS (Excel 97-2003) is not read: no maintained reader without known vulnerabilities is available; save the workbook as XLSX',
+    contentType: 'application/vnd.ms-excel.sheet.macroenabled.12',
+    label: 'Excel macro-enabled workbook (XLSM; macros never run nor kept)', extensions: ['xlsm'], adapter: 'spreadsheet', sniff: [XLSM, XLSX, ZIP],
   },
-  { contentType: 'application/msword', label: 'Word 97-2003 document (DOC)', extensions: ['doc'], sniff: [OLE, 'application/msword'] },
+  { contentType: 'application/vnd.ms-excel', label: 'Excel 97-2003 workbook (XLS)', extensions: ['xls'], adapter: 'spreadsheet', sniff: [OLE, 'application/vnd.ms-excel'] },
+  {
+    contentType: 'application/vnd.oasis.opendocument.spreadsheet', label: 'OpenDocument spreadsheet (ODS)', extensions: ['ods'], adapter: 'spreadsheet',
+    sniff: ['application/vnd.oasis.opendocument.spreadsheet', ZIP],
+  },
+  { contentType: 'application/msword', label: 'Word 97-2003 document (DOC)', extensions: ['doc'], adapter: 'doc', sniff: [OLE, 'application/msword'] },
+  { contentType: 'application/rtf', label: 'Rich Text Format (RTF)', extensions: ['rtf'], adapter: 'rtf', sniff: ['application/rtf'] },
+  { contentType: 'text/rtf', label: 'Rich Text Format (RTF, text/rtf)', extensions: ['rtf'], adapter: 'rtf', sniff: ['application/rtf'] },
+  {
+    contentType: 'application/vnd.oasis.opendocument.text', label: 'OpenDocument text (ODT)', extensions: ['odt'], adapter: 'odt',
+    sniff: ['application/vnd.oasis.opendocument.text', ZIP],
+  },
   { contentType: 'application/vnd.ms-outlook', label: 'Outlook message (MSG)', extensions: ['msg'], adapter: 'msg', sniff: [OLE, 'application/vnd.ms-outlook'] },
 ]
 
@@ -65,6 +78,21 @@ const byType = new Map(FILE_TYPES.map((f) => [f.contentType, f]))
 /** The media type of a Content-Type value: lower case, parameters dropped ("Text/Plain; charset=x" -> "text/plain"). */
 export function essenceOf(contentType: string): string {
   return contentType.split(';')[0]!.trim().toLowerCase()
+}
+
+/** The `charset` parameter of a Content-Type value, lower case, or undefined ("text/plain; charset=\"Shift_JIS\"" -> "shift_jis"). */
+export function charsetOf(contentType: string): string | undefined {
+  const m = /;\s*charset\s*=\s*"?([^";\s]+)"?/i.exec(contentType)
+  return m ? m[1]!.toLowerCase() : undefined
+}
+
+/**
+ * The content type a document keeps: the registry's, plus the declared `charset` parameter for
+ * text types (the text adapters decode with it; `text/plain; charset=shift_jis`).
+ */
+export function storedContentType(type: FileType, declared: string): string {
+  const charset = type.sniff === 'text' ? charsetOf(declared) : undefined
+  return charset && /^[a-z0-9._:-]{1,40}$/.test(charset) ? `${type.contentType}; charset=${charset}` : type.contentType
 }
 
 /** The registry entry of a content type (parameters ignored), or undefined when not recognised. */
@@ -81,13 +109,15 @@ const TEXTUAL_SIGNATURES = new Set(['application/xml', 'text/calendar', 'text/vc
 /**
  * Whether the leading bytes of an upload agree with its declared type. Returns the sniffed type
  * that contradicts the declaration, or null when they agree. Text types must carry no binary
- * signature and no NUL byte; binary types must carry one of their signatures.
+ * signature and no NUL byte (unless a UTF-16 byte-order mark starts them); binary types must carry one of their signatures.
  */
 export async function sniffContradiction(type: FileType, head: Uint8Array): Promise<string | null> {
   const sniffed = head.length > 0 ? (await fileTypeFromBuffer(head))?.mime : undefined
   if (type.sniff === 'text') {
     if (sniffed !== undefined && !TEXTUAL_SIGNATURES.has(sniffed)) return sniffed
-    if (head.includes(0)) return 'application/octet-stream'
+    // UTF-16 text is half NUL bytes: its byte-order mark says it is text.
+    const utf16 = (head[0] === 0xff && head[1] === 0xfe) || (head[0] === 0xfe && head[1] === 0xff)
+    if (head.includes(0) && !utf16) return 'application/octet-stream'
     return null
   }
   if (sniffed !== undefined && type.sniff.includes(sniffed)) return null

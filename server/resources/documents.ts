@@ -18,7 +18,7 @@ import { cursorScope } from '../http/pagination'
 import { ScenarioParams, PageOf } from '../../schemas/common'
 import { Block, BlockListQuery, Document, DocumentComplete, DocumentCreate, DocumentCreated, DocumentListQuery, DocumentParams } from '../../schemas/document'
 import { findScenario } from '../scenarios/store'
-import { essenceOf, findFileType } from '../documents/registry'
+import { essenceOf, findFileType, storedContentType } from '../documents/registry'
 import { tooLarge, verifyStoredBytes } from '../documents/intake'
 import { enqueueIngestion, DOCUMENT_INGESTION } from '../documents/ingestion'
 import {
@@ -76,7 +76,7 @@ export function documentRoutes(deps: AppDeps) {
         const sha256 = body.checksum_sha256?.toLowerCase()
         const upload = await blobs.presignUpload({ tenantId, documentId: id, contentType: type.contentType, size: body.size_bytes, sha256, expiresAt })
         const row = await insertDocument(tx, tenantId, {
-          id, scenarioId: params.scenarioId, filename: body.filename, contentType: type.contentType, sizeBytes: body.size_bytes,
+          id, scenarioId: params.scenarioId, filename: body.filename, contentType: storedContentType(type, body.content_type), sizeBytes: body.size_bytes,
           sha256: sha256 ?? null, blobKey: upload.key ?? null,
         })
         await appendCaseEvent(tx, { tenantId, scenarioId: params.scenarioId, type: 'document.status', data: { document_id: id, status: 'awaiting_upload' } })

@@ -2,7 +2,8 @@
  * Documents and case events:
  *  1. Ingestion speed: pages per second for a 100-page PDF generated with pdf-lib, for the PDF
  *     adapter alone (parse + block cutting, in this process) and end to end through a running
- *     service (complete -> document_ingestion job -> ready).
+ *     service (complete -> document_ingestion job -> ready); each other adapter (spreadsheets,
+ *     Word 97-2003, RTF, ODT, encoded text) beside its parsing library alone.
  *  2. 1,000 concurrent SSE streams held by one service process: the p50/p99/max delay from the
  *     commit of a case event (written by this, another, process) to its arrival on every stream.
  *
@@ -114,24 +115,86 @@ console.log(`adapter: median ${ms(median)} per ${PAGES}-page PDF (${blockCount} 
   console.log(`tabular pdf adapter: median ${ms(truns[1]!)} per 50 pages (${rows} table rows) = ${(50 / (truns[1]! / 1000)).toFixed(0)} pages/s, ${(rows / (truns[1]! / 1000)).toFixed(0)} rows/s`)
 }
 
-// ---- 1b. the XLSX adapter alone: a 10,000-row sheet ----
-{
-  const { default: ExcelJS } = await import('exceljs')
-  const ROWS = Number(process.env.BENCH_XLSX_ROWS ?? 10_000)
-  const wb = new ExcelJS.Workbook()
-  const ws = wb.addWorksheet('Rent roll')
-  ws.addRow(['Unit', 'Tenant', 'Lease start', 'Monthly rent'])
-  for (let i = 0; i < ROWS; i++) ws.addRow([`U${i}`, `Tenant ${i}`, new Date(Date.UTC(2020, i % 12, 1 + (i % 28))), 500 + (i % 997) + 0.25])
-  const xlsx = new Uint8Array(await wb.xlsx.writeBuffer())
-  await ADAPTERS.xlsx(xlsx, { maxPages: 2000, maxInflatedBytes: 128 * 1_048_576, maxBlocks: 1_000_000 }) // warm-up
-  const xruns: number[] = []
-  for (let i = 0; i < 3; i++) {
-    const t0 = now()
-    await ADAPTERS.xlsx(xlsx, { maxPages: 2000, maxInflatedBytes: 128 * 1_048_576, maxBlocks: 1_000_000 })
-    xruns.push(now() - t0)
+// ---- 1b. each of the other adapters beside its library alone (median of 3 after a warm-up) ----
+/** Times `library` (the parsing library alone) and `adapter` (the whole adapter: bounds, the library, segments, blocks). */
+async function besideLibrary(label: string, units: number, unit: string, library: () => unknown, adapter: () => Promise<unknown>) {
+  const median = async (f: () => unknown) => {
+    await f()
+    const xs: number[] = []
+    for (let i = 0; i < 3; i++) { const t0 = now(); await f(); xs.push(now() - t0) }
+    return xs.sort((a, b) => a - b)[1]!
   }
-  xruns.sort((a, b) => a - b)
-  console.log(`xlsx adapter: median ${ms(xruns[1]!)} per ${ROWS}-row sheet (${(xlsx.byteLength / 1024).toFixed(0)} KiB) = ${(ROWS / (xruns[1]! / 1000)).toFixed(0)} rows/s`)
+  const lib = await median(library)
+  const ad = await median(adapter)
+  const rate = (t: number) => (units / (t / 1000)).toFixed(0)
+  console.log(`${label}: library alone ${ms(lib)} = ${rate(lib)} ${unit}/s; adapter ${ms(ad)} = ${rate(ad)} ${unit}/s, ${(lib / ad).toFixed(2)} of the library alone`)
+}
+const LIMITS = { maxPages: 2000, maxInflatedBytes: 128 * 1_048_576, maxBlocks: 1_000_000 }
+const adapterBlocks = async (name: keyof typeof ADAPTERS, bytes: Uint8Array) => toBlocks(crypto.randomUUID(), await ADAPTERS[name](bytes, LIMITS)).length
+
+// Spreadsheets (SheetJS): a 10,000-row rent roll as XLSX, XLS (BIFF8) and ODS.
+{
+  const XLSX = await import('@e965/xlsx')
+  const ROWS = Number(process.env.BENCH_XLSX_ROWS ?? 10_000)
+  const rows: unknown[][] = [['Unit', 'Tenant', 'Lease start', 'Monthly rent']]
+  for (let i = 0; i < ROWS; i++) rows.push([`U${i}`, `Tenant ${i}`, { t: 'n', v: 43831 + (i % 1500), z: 'yyyy-mm-dd' }, 500 + (i % 997) + 0.25])
+  const wb = XLSX.utils.book_new()
+  XLSX.utils.book_append_sheet(wb, XLSX.utils.aoa_to_sheet(rows), 'Rent roll')
+  for (const bookType of ['xlsx', 'biff8', 'ods'] as const) {
+    const bytes = new Uint8Array(XLSX.write(wb, { bookType, type: 'array' }) as ArrayBuffer)
+    await besideLibrary(`spreadsheet adapter, ${ROWS}-row ${bookType === 'biff8' ? 'xls' : bookType} (${(bytes.byteLength / 1024).toFixed(0)} KiB)`, ROWS, 'rows',
+      () => XLSX.read(Buffer.from(bytes), { type: 'buffer', dense: true, cellNF: true, cellText: false }),
+      () => adapterBlocks('spreadsheet', bytes))
+  }
+}
+
+// Word 97-2003 (word-extractor alone vs the adapter) on the largest fixture shipped with word-extractor 0.1.4.
+{
+  const { default: WordExtractor } = await import('word-extractor')
+  const { wordFixture } = await import('../helpers/word-processing')
+  const doc = await wordFixture('test06.doc')
+  await besideLibrary(`doc adapter, word-extractor fixture (${(doc.byteLength / 1024).toFixed(0)} KiB)`, 1, 'documents',
+    () => new WordExtractor().extract(Buffer.from(doc)).then((d) => d.getBody()),
+    () => adapterBlocks('doc', doc))
+}
+
+// RTF (rtf-stream-parser's tokenizer alone vs the adapter): 2,000 paragraphs and a 2,000-row table.
+{
+  const { Tokenize } = await import('rtf-stream-parser/dist/src/tokenize')
+  const parts = ['{\\rtf1\\ansi\\ansicpg1252{\\fonttbl{\\f0 Arial;}}']
+  for (let i = 0; i < 2000; i++) parts.push(`\\pard Paragraph ${i} of the proposal, Caf\\'e9 \\u8364? ${i * 7}.\\par`)
+  for (let i = 0; i < 2000; i++) parts.push(`\\trowd\\cellx3000\\cellx6000\\pard\\intbl Item ${i}\\cell ${i * 13}\\cell\\row`)
+  const rtf = new TextEncoder().encode(parts.join('\n') + '}')
+  await besideLibrary(`rtf adapter, 4,000 blocks (${(rtf.byteLength / 1024).toFixed(0)} KiB)`, 4000, 'blocks',
+    () => { let n = 0; const t = new Tokenize(); t.push = () => { n++; return true }; t._transform(Buffer.from(rtf), undefined, () => {}); t._flush(() => {}); return n },
+    () => adapterBlocks('rtf', rtf))
+}
+
+// ODT (fflate + htmlparser2 alone vs the adapter, which also cuts blocks like HTML): 2,000 paragraphs and a 2,000-row table.
+{
+  const { zipSync, strToU8, unzipSync } = await import('fflate')
+  const { Parser } = await import('htmlparser2')
+  const body: string[] = []
+  for (let i = 0; i < 2000; i++) body.push(`<text:p>Paragraph ${i} of the survey, ${i * 7} square metres.</text:p>`)
+  body.push('<table:table>')
+  for (let i = 0; i < 2000; i++) body.push(`<table:table-row><table:table-cell><text:p>Item ${i}</text:p></table:table-cell><table:table-cell><text:p>${i * 13}</text:p></table:table-cell></table:table-row>`)
+  body.push('</table:table>')
+  const content = `<?xml version="1.0" encoding="UTF-8"?><office:document-content xmlns:office="o" xmlns:text="t" xmlns:table="b"><office:body><office:text>${body.join('')}</office:text></office:body></office:document-content>`
+  const odt = zipSync({ mimetype: [strToU8('application/vnd.oasis.opendocument.text'), { level: 0 }], 'content.xml': strToU8(content) })
+  await besideLibrary(`odt adapter, 4,000 blocks (${(odt.byteLength / 1024).toFixed(0)} KiB)`, 4000, 'blocks',
+    () => { let n = 0; const p = new Parser({ onopentag: () => { n++ } }, { xmlMode: true }); p.write(new TextDecoder().decode(unzipSync(odt)['content.xml'])); p.end(); return n },
+    () => adapterBlocks('odt', odt))
+}
+
+// Encoded text (iconv-lite + chardet alone vs the text adapter): 1 MiB of Shift-JIS without a declared charset.
+{
+  const iconv = (await import('iconv-lite')).default
+  const chardet = (await import('chardet')).default
+  const line = '火災保険 申込書 保険契約者 東京港 株式会社 の 本社ビル です。 Sum insured: 2500000\n\n'
+  const text = new Uint8Array(iconv.encode(line.repeat(Math.ceil(1_048_576 / (line.length * 2))), 'shift_jis'))
+  await besideLibrary(`text adapter, detected Shift-JIS (${(text.byteLength / 1024).toFixed(0)} KiB)`, text.byteLength / 1024, 'KiB',
+    () => iconv.decode(Buffer.from(text), chardet.analyse(text.subarray(0, 256 * 1024))[0]!.name),
+    () => adapterBlocks('text', text))
 }
 
 // ---- a running service ----

@@ -124,15 +124,12 @@ export function whitePngSample(): Bytes {
   return new Uint8Array(PNG.sync.write(png))
 }
 
-/** A small XLSX workbook (exceljs): one sheet of a header and two rows. */
+/** A small XLSX workbook (SheetJS): one sheet of a header and two rows. */
 export async function xlsxSample(): Promise<Bytes> {
-  const { default: ExcelJS } = await import('exceljs')
-  const wb = new ExcelJS.Workbook()
-  const ws = wb.addWorksheet('Ledger')
-  ws.addRow(['Name', 'Amount'])
-  ws.addRow(['Alice', 100])
-  ws.addRow(['Bob', 250.5])
-  return new Uint8Array(await wb.xlsx.writeBuffer())
+  const XLSX = await import('@e965/xlsx')
+  const wb = XLSX.utils.book_new()
+  XLSX.utils.book_append_sheet(wb, XLSX.utils.aoa_to_sheet([['Name', 'Amount'], ['Alice', 100], ['Bob', 250.5]]), 'Ledger')
+  return new Uint8Array(XLSX.write(wb, { bookType: 'xlsx', type: 'array' }) as ArrayBuffer)
 }
 
 /** Lower-case hex SHA-256 of bytes. */

@@ -20,8 +20,13 @@ describe('file-type registry', () => {
     expect(r.body.next_cursor).toBeNull()
     const byType = Object.fromEntries(r.body.items.map((f: { content_type: string }) => [f.content_type, f]))
     const adapters = r.body.items.filter((f: { has_ingestion_adapter: boolean }) => f.has_ingestion_adapter).map((f: { content_type: string }) => f.content_type).sort()
-    expect(adapters).toEqual(['application/pdf', 'application/vnd.ms-outlook', 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet', 'application/vnd.openxmlformats-officedocument.wordprocessingml.document', 'image/jpeg', 'image/png', 'image/tiff', 'image/webp', 'message/rfc822', 'text/csv', 'text/html', 'text/markdown', 'text/plain'])
-    for (const t of ['image/heic', 'application/vnd.ms-excel', 'application/msword']) {
+    expect(adapters).toEqual([
+      'application/msword', 'application/pdf', 'application/rtf', 'application/vnd.ms-excel', 'application/vnd.ms-excel.sheet.macroenabled.12', 'application/vnd.ms-outlook',
+      'application/vnd.oasis.opendocument.spreadsheet', 'application/vnd.oasis.opendocument.text',
+      'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet', 'application/vnd.openxmlformats-officedocument.wordprocessingml.document',
+      'image/jpeg', 'image/png', 'image/tiff', 'image/webp', 'message/rfc822', 'text/csv', 'text/html', 'text/markdown', 'text/plain', 'text/rtf',
+    ])
+    for (const t of ['image/heic']) {
       expect(byType[t]).toMatchObject({ id: t, content_type: t, has_ingestion_adapter: false })
     }
     expect(byType['application/pdf']).toEqual({ id: 'application/pdf', content_type: 'application/pdf', label: 'PDF', extensions: ['pdf'], has_ingestion_adapter: true })

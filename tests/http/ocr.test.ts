@@ -14,6 +14,8 @@ import { evaluationEnded, publishedSet } from '../helpers/underwriting-pack'
 import { FILE_TYPES } from '../../server/documents/registry'
 import { nativeTesseract } from '../../server/documents/ocr/native'
 import { outlookMessage } from '../helpers/msg'
+import { scheduleBook, writeBook } from '../helpers/spreadsheets'
+import { PROPOSAL_RTF, surveyOdt, wordFixture } from '../helpers/word-processing'
 
 setDefaultTimeout(120_000)
 
@@ -193,6 +195,13 @@ describe('no document loses content silently', () => {
       'image/webp': async () => new Uint8Array(page.toBuffer('image/webp')),
       'image/tiff': async () => multiPageTiff([tiffFrame(page)]),
       'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet': async () => xlsxSample(),
+      'application/vnd.ms-excel.sheet.macroenabled.12': async () => writeBook(scheduleBook(), 'xlsm'),
+      'application/vnd.ms-excel': async () => writeBook(scheduleBook(), 'biff8'),
+      'application/vnd.oasis.opendocument.spreadsheet': async () => writeBook(scheduleBook(), 'ods'),
+      'application/msword': async () => wordFixture('test04.doc'),
+      'application/rtf': async () => new TextEncoder().encode(PROPOSAL_RTF),
+      'text/rtf': async () => new TextEncoder().encode(PROPOSAL_RTF),
+      'application/vnd.oasis.opendocument.text': async () => surveyOdt(),
       'application/vnd.ms-outlook': async () => outlookMessage({ subject: 'Submission', from: { name: 'Broker', email: 'broker@example.test' }, to: { name: 'UW', email: 'uw@example.test' }, body: 'Please find the file attached.' }),
       'message/rfc822': async () => new TextEncoder().encode('From: broker@example.test\r\nTo: uw@example.test\r\nSubject: Submission\r\n\r\nPlease find the file attached.\r\n'),
     }

@@ -2,38 +2,25 @@
  * Spreadsheets (XLSX): every sheet a page with its name, every row a table_row block with its
  * cells named by the header row; formulas as their cached values, dates as ISO dates, numbers as
  * exact decimals; column facts like a CSV's (the total row kept apart), a row cited as evidence;
- * hostile workbooks bounded. Fixtures are generated with exceljs in the run.
+ * hostile workbooks bounded. Fixtures are generated with SheetJS in the run.
  */
 import { afterAll, beforeAll, describe, expect, test, setDefaultTimeout } from 'bun:test'
-import ExcelJS from 'exceljs'
 import { call, startApp, type TestApp } from '../helpers/app'
 import { allBlocks, settled, uploadAndComplete, type Bytes } from '../helpers/samples'
 import { evaluationEnded, publishedSet } from '../helpers/underwriting-pack'
 import { unzipSync, zipSync } from 'fflate'
+import { hugeXls, lossRunPackage, LOSS_RUN_ROWS, recall, rentRollBook, scheduleBook, SCHEDULE_WORDS, writeBook, type PackageLayout } from '../helpers/spreadsheets'
+import { documentText, evaluateCase } from '../helpers/fact-check'
 
 setDefaultTimeout(120_000)
 
 const XLSX = 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet'
+const XLSM = 'application/vnd.ms-excel.sheet.macroEnabled.12'
+const XLS = 'application/vnd.ms-excel'
+const ODS = 'application/vnd.oasis.opendocument.spreadsheet'
 
-/** A rent roll: a header, three units, a formula total row; a second sheet of notes; a hidden sheet. */
-async function rentRoll(): Promise<Bytes> {
-  const wb = new ExcelJS.Workbook()
-  const ws = wb.addWorksheet('Rent roll')
-  ws.addRow(['Unit', 'Tenant', 'Lease start', 'Monthly rent'])
-  ws.addRow(['1A', 'Acme Dental', new Date(Date.UTC(2024, 0, 15)), 1250.5])
-  ws.addRow(['1B', 'Beta Books', new Date(Date.UTC(2023, 5, 1)), 980])
-  ws.addRow(['2A', 'Gamma Cafe', new Date(Date.UTC(2022, 10, 30)), 2100.25])
-  ws.addRow(['Total', null, null, { formula: 'SUM(D2:D4)', result: 4330.75 }])
-  ws.getColumn(3).numFmt = 'yyyy-mm-dd'
-  ws.getColumn(4).numFmt = '#,##0.00 [$EUR]'
-  const notes = wb.addWorksheet('Notes')
-  notes.addRow(['Property', '12 Harbour Street'])
-  notes.addRow(['Occupancy', 0.95])
-  const hidden = wb.addWorksheet('Calc', { state: 'hidden' })
-  hidden.addRow(['Cap rate', 'Value'])
-  hidden.addRow(['0.065', 1])
-  return new Uint8Array(await wb.xlsx.writeBuffer())
-}
+/** The rent roll (SheetJS) as XLSX. */
+const rentRoll = async (): Promise<Bytes> => writeBook(rentRollBook(), 'xlsx')
 
 let app: TestApp
 let key: string
@@ -46,7 +33,7 @@ beforeAll(async () => {
 afterAll(() => app?.stop())
 
 describe('XLSX', () => {
-  test('a rent roll: sheets as pages, rows with named cells, cached formula values, ISO dates, exact decimals', async () => {
+  test('a rent roll: sheets as pages, rows with named cells, cached formula values, ISO dates, exact decimals, the hidden sheet marked', async () => {
     const sc = (await call(app.url, 'POST', '/v1/scenarios', { token: key, body: { name: 'Rent roll' } })).body.id
     const { doc } = await uploadAndComplete(app, key, sc, { filename: 'rent_roll.xlsx', contentType: XLSX, bytes: await rentRoll() })
     const done = await settled(app, key, sc, doc.id)
@@ -63,7 +50,7 @@ describe('XLSX', () => {
       [2, 'Notes', 'heading', 'Notes'],
       [2, 'Notes', 'table_row', 'Property | 12 Harbour Street'],
       [2, 'Notes', 'table_row', 'Occupancy | 0.95'],
-      [3, 'Calc', 'heading', 'Calc'],
+      [3, 'Calc', 'heading', 'Calc (hidden sheet)'],
       [3, 'Calc', 'table_row', 'Cap rate | Value'],
       [3, 'Calc', 'table_row', '0.065 | 1'],
     ])
@@ -134,6 +121,120 @@ describe('hostile workbooks', () => {
     expect(Date.now() - started).toBeLessThan(60_000)
     const parse = app.deps.parser.recent().at(-1)!
     expect(parse.end).toBe('done')
+    expect(parse.peakRssBytes).toBeLessThan(1024 * 1_048_576)
+  })
+})
+
+describe('every spreadsheet format: XLS, ODS, XLSM and XLSX as other writers lay it out', () => {
+  let k: string
+  beforeAll(async () => {
+    const t = await app.tenant()
+    k = await app.apiKey(t.id, ['scenarios:read', 'scenarios:write', 'question_sets:read', 'question_sets:write'])
+    await publishedSet(app, k, [
+      { key: 'sum_insured', text: 'What is the sum insured?', criticality: 'major', answer_type: 'number', fact_path: 'sum_insured' },
+      { key: 'incurred', text: 'What is the total incurred?', criticality: 'major', answer_type: 'number', fact_path: 'loss_run.incurred.sum' },
+    ])
+  })
+
+  /** Uploads one workbook into a case of its own; returns the settled document, its blocks and text. */
+  async function ingest(filename: string, contentType: string, bytes: Bytes) {
+    const sc = (await call(app.url, 'POST', '/v1/scenarios', { token: k, body: { name: filename } })).body.id
+    const { doc, complete } = await uploadAndComplete(app, k, sc, { filename, contentType, bytes })
+    expect(complete.status).toBe(202)
+    const done = await settled(app, k, sc, doc.id)
+    return { sc, doc: done, ...(await documentText(app, k, sc, doc.id)) }
+  }
+
+  const schedules: [string, string, Bytes, boolean][] = [
+    ['schedule.xls', XLS, writeBook(scheduleBook(), 'biff8'), true],
+    ['schedule.ods', ODS, writeBook(scheduleBook(), 'ods'), false],
+    ['schedule.xlsm', XLSM, writeBook(scheduleBook(), 'xlsm'), true],
+  ]
+  for (const [filename, contentType, bytes, marksHidden] of schedules) {
+    test(`${filename}: every cell type, the empty sheet named, the hidden sheet read; a fact cites the sheet`, async () => {
+      const { sc, doc, blocks, text } = await ingest(filename, contentType, bytes)
+      expect(doc).toMatchObject({ status: 'ready', page_count: 3, pages: { total: 3, text_layer: 2, blank: 1, unreadable: 0 } })
+      expect(recall(SCHEDULE_WORDS, text)).toBeGreaterThanOrEqual(0.95)
+      expect(text).not.toContain('[object Object]')
+      const rows = blocks.filter((b) => b.page === 1).map((b) => b.text)
+      expect(rows).toEqual(expect.arrayContaining([
+        'Sum insured | 2500000', 'Inception | 2025-04-01', 'Sprinklered | true', 'Flood zone | false', 'Premium | 5000',
+      ]))
+      if (contentType !== ODS) expect(rows).toContain('Loss ratio | #DIV/0!') // SheetJS's ODS writer leaves error cells out
+      expect(blocks.filter((b) => b.page === 2).map((b) => [b.kind, b.sheet, b.text])).toEqual([['heading', 'Blank', 'Blank (empty sheet)']])
+      expect(blocks.filter((b) => b.page === 3).map((b) => b.text)).toEqual([marksHidden ? 'Workings (hidden sheet)' : 'Workings', 'Loading | Factor', 'Catastrophe | 1.15'])
+      const answers = await evaluateCase(app, k, sc)
+      expect(answers.sum_insured!.value).toBe('2500000')
+      expect(answers.sum_insured!.cited).toEqual([expect.objectContaining({ document_id: doc.id, page: 1 })])
+      expect(blocks.find((b) => b.id === answers.sum_insured!.cited[0]!.block_id)!.text).toBe('Sum insured | 2500000')
+    })
+  }
+
+  const layouts: [string, PackageLayout, string][] = [
+    ['cells without r attributes', { noRefs: true }, XLSX],
+    ['namespace-prefixed XML (s:workbook)', { prefix: 's' }, XLSX],
+    ['LibreOffice part order (shared strings after the sheet, the manifest last)', { libreOfficeOrder: true }, XLSX],
+    ['a macro-enabled workbook with a VBA project (never run, never read)', { macroEnabled: true }, XLSM],
+  ]
+  for (const [what, layout, contentType] of layouts) {
+    test(`an XLSX package with ${what} reads every cell; the column sum cites the sheet`, async () => {
+      const filename = contentType === XLSM ? 'loss_run.xlsm' : 'loss_run.xlsx'
+      const { sc, doc, blocks, text } = await ingest(filename, contentType, lossRunPackage(layout))
+      expect(doc).toMatchObject({ status: 'ready', page_count: 1, pages: { total: 1, text_layer: 1, unreadable: 0 } })
+      expect(blocks.map((b) => b.text)).toEqual(['Loss run', ...LOSS_RUN_ROWS])
+      expect(blocks[2]!.cells).toEqual([
+        { column: 'Claim', value: 'C-101' }, { column: 'Date of loss', value: '2023-03-04' }, { column: 'Incurred', value: '12500.5' },
+        { column: 'Open', value: 'false' }, { column: 'Cause', value: 'Water escape' },
+      ])
+      expect(recall(['Loss run', ...LOSS_RUN_ROWS].join(' '), text)).toBeGreaterThanOrEqual(0.95)
+      const answers = await evaluateCase(app, k, sc)
+      expect(answers.incurred!.value).toBe('15700.5')
+      expect(answers.incurred!.cited.length).toBeGreaterThan(0)
+      for (const c of answers.incurred!.cited) expect(c).toMatchObject({ document_id: doc.id, page: 1 })
+    })
+  }
+})
+
+describe('a hostile XLS', () => {
+  let big: TestApp
+  let bk: string
+  beforeAll(async () => {
+    // The whole BIFF8 grid is ~100 MB of cell records: the upload limit is raised to let it in; every parse limit is the default.
+    big = await startApp({ env: { SVC_MAX_UPLOAD_BYTES: String(160 * 1_048_576) } })
+    const t = await big.tenant()
+    bk = await big.apiKey(t.id, ['scenarios:read', 'scenarios:write'])
+  })
+  afterAll(() => big?.stop())
+
+  test('65,536 x 256 cells: read to the cell bound, degraded naming it, within the parser limits, the API answering', async () => {
+    const bytes = await hugeXls(65_536, 256)
+    expect(bytes.length).toBeGreaterThan(100_000_000)
+    const sc = (await call(big.url, 'POST', '/v1/scenarios', { token: bk, body: { name: 'Whole grid' } })).body.id
+    const { doc, complete } = await uploadAndComplete(big, bk, sc, { filename: 'grid.xls', contentType: XLS, bytes })
+    expect(complete.status).toBe(202)
+    let slowest = 0
+    let probing = true
+    const probe = (async () => {
+      while (probing) {
+        const t = performance.now()
+        const r = await fetch(`${big.url}/healthz`)
+        await r.arrayBuffer()
+        expect(r.status).toBe(200)
+        slowest = Math.max(slowest, performance.now() - t)
+        await Bun.sleep(20)
+      }
+    })()
+    const done = await settled(big, bk, sc, doc.id, 110_000)
+    probing = false
+    await probe
+    expect(done.status).toBe('ready_degraded')
+    expect(done.error_detail).toContain('sheet 1 was read to row')
+    expect(done.error_detail).toContain('cells a sheet at most')
+    expect(done.block_count).toBeGreaterThan(3000)
+    expect(slowest).toBeLessThan(1000)
+    const parse = big.deps.parser.recent().at(-1)!
+    expect(parse.end).toBe('done')
+    expect(parse.ms).toBeLessThan(60_000) // bounded: the parse's own time (the default limit is 120 s)
     expect(parse.peakRssBytes).toBeLessThan(1024 * 1_048_576)
   })
 })

@@ -3,12 +3,13 @@
  * cells joined by " | " and named by the header record's columns. Records that cannot be parsed are skipped and make the parse degraded.
  */
 import { parse } from 'csv-parse/sync'
-import { decodeUtf8, requireReadable, UnreadableDocument, type Adapter, type Segment } from './types'
+import { decodeText, replacedNote } from './encoding'
+import { requireReadable, UnreadableDocument, type Adapter, type Segment } from './types'
 import { columnNames } from './columns'
 
 /** The CSV adapter. */
-export const readCsv: Adapter = async (bytes) => {
-  const { text, lossy } = decodeUtf8(bytes)
+export const readCsv: Adapter = async (bytes, options) => {
+  const { text, lossy, encoding } = decodeText(bytes, options?.charset)
   requireReadable(text, 'CSV file')
   let skipped = 0
   let records: string[][]
@@ -34,6 +35,6 @@ export const readCsv: Adapter = async (bytes) => {
   if (segments.length === 0 && skipped > 0) throw new UnreadableDocument('no CSV record could be read')
   const notes: string[] = []
   if (skipped > 0) notes.push(`${skipped} malformed record${skipped === 1 ? ' was' : 's were'} skipped`)
-  if (lossy) notes.push('invalid UTF-8 byte sequences were replaced')
-  return { pages: [{ page: 1, segments }], degraded: notes.length > 0, notes }
+  if (lossy) notes.push(replacedNote(encoding))
+  return { pages: [{ page: 1, segments }], degraded: notes.length > 0, notes, encoding }
 }

@@ -22,7 +22,10 @@ export const ADAPTERS: Record<AdapterName, Adapter> = {
   pdf: lazy(async () => (await import('./pdf')).readPdf),
   docx: lazy(async () => (await import('./docx')).readDocx),
   image: lazy(async () => (await import('./image')).readImage),
-  xlsx: lazy(async () => (await import('./xlsx')).readXlsx),
+  spreadsheet: lazy(async () => (await import('./spreadsheet')).readSpreadsheet),
   email: lazy(async () => (await import('./email')).readEmail),
   msg: lazy(async () => (await import('./msg')).readMsg),
+  doc: lazy(async () => (await import('./doc')).readDoc),
+  rtf: lazy(async () => (await import('./rtf')).readRtf),
+  odt: lazy(async () => (await import('./odt')).readOdt),
 }

@@ -5,7 +5,8 @@
  */
 import { marked, type Token, type Tokens } from 'marked'
 import { convert } from 'html-to-text'
-import { decodeUtf8, requireReadable, tidy, type Adapter, type Segment } from './types'
+import { decodeText, replacedNote } from './encoding'
+import { requireReadable, tidy, type Adapter, type Segment } from './types'
 
 /** The plain text of inline tokens (emphasis, links, code spans reduced to their words). */
 function inlineText(tokens: Token[] | undefined, fallback: string): string {
@@ -59,10 +60,10 @@ function collect(tokens: Token[], out: Segment[]): void {
 }
 
 /** The Markdown adapter. */
-export const readMarkdown: Adapter = async (bytes) => {
-  const { text, lossy } = decodeUtf8(bytes)
+export const readMarkdown: Adapter = async (bytes, options) => {
+  const { text, lossy, encoding } = decodeText(bytes, options?.charset)
   requireReadable(text, 'Markdown file')
   const segments: Segment[] = []
   collect(marked.lexer(text.replace(/\r\n?/g, '\n'), { gfm: true }), segments)
-  return { pages: [{ page: 1, segments }], degraded: lossy, notes: lossy ? ['invalid UTF-8 byte sequences were replaced'] : [] }
+  return { pages: [{ page: 1, segments }], degraded: lossy, notes: lossy ? [replacedNote(encoding)] : [], encoding }
 }

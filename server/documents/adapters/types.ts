@@ -46,6 +46,8 @@ export interface Extraction {
   degraded: boolean
   /** Why the parse is degraded: short, content-free notes (never document text). */
   notes: string[]
+  /** For text formats: the character encoding read, and whether the declaration, a BOM, the detector or the default chose it. */
+  encoding?: { charset: string; source: 'declared' | 'bom' | 'detected' | 'default' }
 }
 
 /** The bounds an adapter reads a file within (the rest of the limits apply to its blocks, later). */
@@ -88,6 +90,8 @@ export interface OcrEngine {
 /** The limits an adapter reads within, the OCR engine when the process has one, and a page-progress hook. */
 export interface ReadOptions extends ReadLimits {
   ocr?: OcrEngine
+  /** The `charset` parameter of the document's declared content type (text formats decode with it). */
+  charset?: string
   /** Called as pages are done (`page` of `pages`), for progress on long documents. */
   onPage?: (page: number, pages: number) => void
 }

@@ -59,10 +59,10 @@ export function withinBlockLimits(extraction: Extraction, limits: Pick<DocumentL
 }
 
 /** Parses one document's bytes with the named adapter within `limits`. */
-export async function extractDocument(documentId: string, type: { adapter: AdapterName; label: string }, bytes: Uint8Array, limits: DocumentLimits, ocr?: OcrEngine, onPage?: (page: number, pages: number) => void): Promise<ParseOutcome> {
-  const { adapter, label } = type
+export async function extractDocument(documentId: string, type: { adapter: AdapterName; label: string; charset?: string }, bytes: Uint8Array, limits: DocumentLimits, ocr?: OcrEngine, onPage?: (page: number, pages: number) => void): Promise<ParseOutcome> {
+  const { adapter, label, charset } = type
   try {
-    const read = await ADAPTERS[adapter](bytes, { maxPages: limits.maxPages, ...(limits.maxPagesSource ? { maxPagesSource: limits.maxPagesSource } : {}), maxInflatedBytes: limits.maxInflatedBytes, maxBlocks: limits.maxBlocks, maxAttachments: limits.maxAttachments, maxAttachmentBytes: limits.maxAttachmentBytes, ocr, onPage })
+    const read = await ADAPTERS[adapter](bytes, { maxPages: limits.maxPages, ...(limits.maxPagesSource ? { maxPagesSource: limits.maxPagesSource } : {}), maxInflatedBytes: limits.maxInflatedBytes, maxBlocks: limits.maxBlocks, maxAttachments: limits.maxAttachments, maxAttachmentBytes: limits.maxAttachmentBytes, ocr, onPage, ...(charset ? { charset } : {}) })
     const { extraction, note } = withinBlockLimits(read, limits)
     const pages = summarisePages(extraction)
     const unreadable = unreadableDetail(extraction)

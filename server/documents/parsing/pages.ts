@@ -15,6 +15,8 @@ export interface PageSummary {
   unreadable: number
   /** OCR blocks whose confidence is under LOW_CONFIDENCE: kept, counted, shown. */
   low_confidence_blocks: number
+  /** Text formats: the character encoding read and what chose it (the declared charset, a BOM, the detector (chardet), or the UTF-8 default). */
+  text_encoding?: { charset: string; source: 'declared' | 'bom' | 'detected' | 'default' }
 }
 
 /** An OCR block under this mean word confidence (0-100) is counted as low confidence. */
@@ -28,6 +30,7 @@ export function outcomeOf(page: ExtractedPage): PageOutcome {
 /** Counts the outcomes of an extraction's pages. */
 export function summarisePages(extraction: Extraction): PageSummary {
   const summary: PageSummary = { total: extraction.pages.length, text_layer: 0, ocr: 0, blank: 0, unreadable: 0, low_confidence_blocks: 0 }
+  if (extraction.encoding) summary.text_encoding = { ...extraction.encoding }
   for (const page of extraction.pages) {
     summary[outcomeOf(page)]++
     for (const s of page.segments) if (s.source === 'ocr' && (s.confidence ?? 0) < LOW_CONFIDENCE) summary.low_confidence_blocks++

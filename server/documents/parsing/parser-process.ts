@@ -15,7 +15,8 @@ import type { AdapterName } from '../registry'
 export interface ParseRequest {
   id: number
   documentId: string
-  type: { adapter: AdapterName; label: string }
+  /** The adapter, the type's label, and the declared content type's charset parameter (text formats). */
+  type: { adapter: AdapterName; label: string; charset?: string }
   bytesPath: string
   /** Where the parse writes the files it found inside the document (an email's attachments). */
   attachmentsDir: string

@@ -1,0 +1,157 @@
+/**
+ * RTF, tokenised by `rtf-stream-parser` (a streaming tokenizer: groups, control words, text; no
+ * recursion, so a file nested 100,000 groups deep costs a stack entry a group, never a call
+ * frame) and read here into paragraphs and table rows in reading order. Destinations that hold no
+ * body text (font and colour tables, styles, document info, pictures, objects, field
+ * instructions, headers and footers, every `\*` destination) are skipped. Characters: `\uN` with
+ * its `\ucN` fallback skipped, `\'hh` and 8-bit text in the document's code page (`\ansicpg`,
+ * through iconv-lite; double-byte pages such as 932 included). `\bin` data is skipped, and a
+ * length past the end of the file is refused before tokenising.
+ */
+import { Tokenize, type Token } from 'rtf-stream-parser/dist/src/tokenize'
+import iconv from 'iconv-lite'
+import { TableRows } from './table-rows'
+import { UnreadableDocument, type Adapter, type Segment } from './types'
+
+/** Destinations whose text is not the document's body. */
+const SKIPPED = new Set([
+  'fonttbl', 'colortbl', 'stylesheet', 'info', 'pict', 'object', 'objdata', 'fldinst', 'header', 'headerl', 'headerr', 'headerf',
+  'footer', 'footerl', 'footerr', 'footerf', 'themedata', 'colorschememapping', 'datastore', 'latentstyles', 'listtable',
+  'listoverridetable', 'rsidtbl', 'generator', 'xmlnstbl', 'filetbl', 'revtbl', 'pgdsctbl', 'nonshppict', 'bkmkstart', 'bkmkend',
+  'footnote', 'annotation', 'atnid', 'atnauthor', 'template', 'userprops', 'docvar', 'mmathPr', 'sp', 'shpinst',
+])
+
+/** Control words that stand for a character. */
+const CHARACTERS: Record<string, string> = {
+  tab: '\t', line: '\n', lquote: '\u2018', rquote: '\u2019', ldblquote: '\u201c', rdblquote: '\u201d', bullet: '\u2022',
+  endash: '\u2013', emdash: '\u2014', enspace: ' ', emspace: ' ', qmspace: ' ', '~': '\u00a0', _: '-', '{': '{', '}': '}', '\\': '\\',
+}
+
+/** A group's state: skipped (a destination without body text) and its Unicode fallback length. */
+interface Group { skip: boolean; uc: number }
+
+/** Refuses a file whose `\binN` declares more bytes than the file holds (the tokenizer would allocate them). */
+function assertBinaryWithin(bytes: Uint8Array): void {
+  const text = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('latin1')
+  for (const m of text.matchAll(/\\bin(\d{1,12})/g)) {
+    if (Number(m[1]) > bytes.length) throw new UnreadableDocument('the RTF declares binary data longer than the file')
+  }
+}
+
+/** The RTF adapter. */
+export const readRtf: Adapter = async (bytes) => {
+  if (!Buffer.from(bytes.buffer, bytes.byteOffset, Math.min(5, bytes.byteLength)).toString('latin1').startsWith('{\\rtf')) {
+    throw new UnreadableDocument('the file does not start as RTF does ({\\rtf)')
+  }
+  assertBinaryWithin(bytes)
+  const segments: Segment[] = []
+  const table = new TableRows()
+  const stack: Group[] = [{ skip: false, uc: 1 }]
+  let codepage = 'windows-1252'
+  let pendingBytes: number[] = []
+  let text = '' // the paragraph or cell being read
+  let cells: string[] = []
+  let inTable = false
+  let skipFallback = 0
+  let groupStart = false // the last token opened a group (a destination's first control word follows)
+  let unbalanced = false
+
+  const flushBytes = () => {
+    if (pendingBytes.length === 0) return
+    text += iconv.decode(Buffer.from(pendingBytes), codepage)
+    pendingBytes = []
+  }
+  const endParagraph = () => {
+    flushBytes()
+    if (inTable) { text += '\n'; return } // a paragraph inside a cell: the cell goes on
+    const t = text.replace(/[ \t\u00a0]+/g, ' ').replace(/ ?\n ?/g, '\n').trim()
+    text = ''
+    if (t === '') return
+    table.end()
+    segments.push({ kind: 'paragraph', text: t })
+  }
+  const endCell = () => {
+    flushBytes()
+    cells.push(text)
+    text = ''
+  }
+  const endRow = () => {
+    flushBytes()
+    if (text.trim() !== '') cells.push(text)
+    text = ''
+    const row = table.row(cells)
+    if (row) segments.push(row)
+    cells = []
+  }
+
+  const onToken = (token: Token) => {
+    const group = stack[stack.length - 1]!
+    const opened = groupStart
+    groupStart = false
+    switch (token.type) {
+      case 0: // group start
+        flushBytes()
+        stack.push({ skip: group.skip, uc: group.uc })
+        groupStart = true
+        return
+      case 1: // group end
+        flushBytes()
+        if (stack.length > 1) stack.pop()
+        else unbalanced = true
+        return
+      case 3: { // text
+        if (group.skip) return
+        let data = token.data.subarray(0, token.length ?? token.data.length)
+        if (skipFallback > 0) { const n = Math.min(skipFallback, data.length); data = data.subarray(n); skipFallback -= n }
+        for (const b of data) if (b !== 0x0a && b !== 0x0d) pendingBytes.push(b)
+        return
+      }
+      case 2: { // control
+        const word = token.word
+        if (opened && (word === '*' || SKIPPED.has(word))) { group.skip = true; return }
+        if (word === 'ansicpg' && token.param !== undefined && iconv.encodingExists(`cp${token.param}`)) { codepage = `cp${token.param}`; return }
+        if (word === 'uc') { group.uc = token.param ?? 1; return }
+        if (group.skip) return
+        if (word === "'") {
+          if (skipFallback > 0) { skipFallback--; return }
+          pendingBytes.push(token.data?.[0] ?? 0x3f)
+          return
+        }
+        if (word === 'bin') return // binary data, never text
+        flushBytes()
+        skipFallback = 0
+        if (word === 'u' && token.param !== undefined) {
+          text += String.fromCharCode(token.param < 0 ? token.param + 65536 : token.param)
+          skipFallback = group.uc
+          return
+        }
+        if (word in CHARACTERS) { text += CHARACTERS[word]; return }
+        switch (word) {
+          case 'par': case 'sect': case 'page': endParagraph(); return
+          case 'intbl': inTable = true; return
+          case 'pard': inTable = false; return
+          case 'cell': case 'nestcell': endCell(); return
+          case 'row': case 'nestrow': endRow(); inTable = false; return
+        }
+      }
+    }
+  }
+
+  const tokenizer = new Tokenize()
+  tokenizer.push = (token: unknown) => { if (token !== null) onToken(token as Token); return true }
+  const fail = (e: unknown) => { if (e) throw e }
+  try {
+    tokenizer._transform(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength), undefined, fail)
+    tokenizer._flush(() => {})
+  } catch (e) {
+    if (e instanceof UnreadableDocument) throw e
+    if (segments.length === 0 && text.trim() === '') throw new UnreadableDocument('the RTF could not be read')
+    unbalanced = true
+  }
+  if (cells.length > 0) endRow()
+  inTable = false
+  endParagraph()
+  const truncated = unbalanced || stack.length > 1
+  if (segments.length === 0 && truncated) throw new UnreadableDocument('the RTF could not be read')
+  return { pages: [{ page: 1, segments }], degraded: truncated, notes: truncated ? ['the RTF ends inside an open group (cut short?); the text before it is kept'] : [] }
+}

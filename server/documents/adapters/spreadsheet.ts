@@ -1,0 +1,192 @@
+/**
+ * Spreadsheets (XLSX, XLSM, XLS, ODS), read with SheetJS (`@e965/xlsx`, the 0.20 line as published
+ * on the npm registry): each sheet is a page (its name kept on its blocks and as a heading block),
+ * each non-empty row a `table_row` block whose text is the cells joined by " | " and whose `cells`
+ * name each value by its column (the sheet's first non-empty row). Values are what the cell holds,
+ * not how it is shown (so column sums stay exact): formulas give their cached results, numbers exact
+ * decimal strings, numbers whose number format is a date or time ISO dates and times, booleans
+ * `true`/`false`, errors as written. Hidden sheets are read and their heading says so; an empty
+ * sheet keeps its name in a heading of its own. Macros (XLSM) are never run nor kept. A zip
+ * package's XML is bounded before reading; rows past the block limit are never built.
+ */
+import * as XLSX from '@e965/xlsx'
+import * as cptable from '@e965/xlsx/dist/cpexcel.full.mjs'
+import Big from 'big.js'
+import { boundXlsStream } from './xls-bounds'
+import { boundXlsxSheets } from './xlsx-bounds'
+import { DEFAULT_READ_LIMITS, UnreadableDocument, type Adapter, type ExtractedPage, type Segment } from './types'
+import { columnNames } from './columns'
+
+// Code pages of BIFF5 and older XLS strings (and of XLS files that declare one).
+XLSX.set_cptable(cptable)
+
+/** The error codes of a cell that holds an error, as Excel writes them. */
+const ERRORS: Record<number, string> = { 0x00: '#NULL!', 0x07: '#DIV/0!', 0x0f: '#VALUE!', 0x17: '#REF!', 0x1d: '#NAME?', 0x24: '#NUM!', 0x2a: '#N/A', 0x2b: '#GETTING_DATA' }
+
+const pad = (n: number, width = 2) => String(n).padStart(width, '0')
+
+/**
+ * A date or time serial as ISO text: a date (`2024-01-15`), a UTC timestamp when it has a time of
+ * day (`2024-01-15T09:30:00Z`), a time alone (`09:30:00`) when it has no day. Timezone-free: the
+ * serial is split into its calendar parts, never through the local clock.
+ */
+export function serialText(serial: number, date1904: boolean): string {
+  const p = XLSX.SSF.parse_date_code(serial, { date1904 })
+  if (!p) return decimal(serial)
+  const time = `${pad(p.H)}:${pad(p.M)}:${pad(p.S)}`
+  if (Math.floor(serial) === 0 && !date1904) return time
+  const date = `${pad(p.y, 4)}-${pad(p.m)}-${pad(p.d)}`
+  return p.H === 0 && p.M === 0 && p.S === 0 ? date : `${date}T${time}Z`
+}
+
+/** A number as the shortest exact decimal that reads back as it, never in exponent notation. */
+function decimal(v: number): string {
+  const s = String(v)
+  return /e/i.test(s) ? new Big(v).toFixed() : s
+}
+
+/** A cell as text: its cached value, exact decimals, ISO dates for date-formatted numbers. */
+export function cellText(cell: XLSX.CellObject | undefined, date1904: boolean): string {
+  if (!cell) return ''
+  const v = cell.v
+  switch (cell.t) {
+    case 'n':
+      if (typeof v !== 'number' || !Number.isFinite(v)) return ''
+      return cell.z !== undefined && XLSX.SSF.is_date(cell.z) ? serialText(v, date1904) : decimal(v)
+    case 'b': return v ? 'true' : 'false'
+    case 'e': return typeof v === 'number' ? (ERRORS[v] ?? cell.w ?? '#ERROR') : String(cell.w ?? v ?? '#ERROR')
+    case 'd': {
+      const d = v instanceof Date ? v : new Date(String(v))
+      if (Number.isNaN(d.getTime())) return ''
+      const iso = d.toISOString()
+      return iso.endsWith('T00:00:00.000Z') ? iso.slice(0, 10) : iso.replace('.000Z', 'Z')
+    }
+    case 's': return typeof v === 'string' ? v.replace(/\s+/g, ' ').trim() : ''
+    default: return ''
+  }
+}
+
+/** Whether the bytes are a zip package (XLSX, XLSM, ODS) or an OLE compound file (XLS). */
+function containerOf(bytes: Uint8Array): 'zip' | 'ole' | undefined {
+  if (bytes[0] === 0x50 && bytes[1] === 0x4b && bytes[2] === 0x03 && bytes[3] === 0x04) return 'zip'
+  if (bytes[0] === 0xd0 && bytes[1] === 0xcf && bytes[2] === 0x11 && bytes[3] === 0xe0) return 'ole'
+  return undefined
+}
+
+/**
+ * Cells SheetJS may build of one sheet. A sheet is read to the row that keeps it within this (and
+ * within the block limit): 20,000 rows of 256 cells would take SheetJS over a gigabyte.
+ */
+export const MAX_SHEET_CELLS = 1_000_000
+
+const READ_OPTIONS: XLSX.ParsingOptions = {
+  type: 'buffer', dense: true, cellNF: true, cellText: false, cellFormula: false, cellHTML: false, cellStyles: false,
+  cellDates: false, bookVBA: false, bookDeps: false, bookFiles: false, WTF: false,
+}
+
+/** SheetJS's reader of a BIFF workbook stream (exported by the package, not in its types). */
+const parseXlsCfb = (XLSX as unknown as { parse_xlscfb(cfb: unknown, options: XLSX.ParsingOptions): XLSX.WorkBook }).parse_xlscfb
+
+/**
+ * Reads an XLS: the compound file is opened, its workbook stream cut to the row and cell bounds
+ * (xls-bounds.ts), then parsed. Returns whether a sheet was cut by the cell bound.
+ */
+function readXls(buffer: Buffer, sheetRows: number): { book: XLSX.WorkBook; cellBound: boolean; cut: boolean } {
+  const cfb = XLSX.CFB.read(buffer, { type: 'buffer' })
+  if (XLSX.CFB.find(cfb, 'EncryptedPackage') || XLSX.CFB.find(cfb, '/encryption')) throw new UnreadableDocument('the workbook is encrypted')
+  const entry = XLSX.CFB.find(cfb, '/Workbook') ?? XLSX.CFB.find(cfb, '/Book')
+  if (!entry?.content) throw new UnreadableDocument('the file holds no Excel workbook stream')
+  const { stream, cut } = boundXlsStream(entry.content as Uint8Array, sheetRows > 0 ? sheetRows : Number.POSITIVE_INFINITY, MAX_SHEET_CELLS)
+  const cellBound = [...cut.values()].some((row) => sheetRows === 0 || row < sheetRows)
+  // The workbook stream alone, as SheetJS reads a bare BIFF stream.
+  const workbook = Buffer.from(stream.buffer, stream.byteOffset, stream.byteLength)
+  return { book: parseXlsCfb(workbook, { ...READ_OPTIONS, ...(sheetRows > 0 ? { sheetRows } : {}) }), cellBound, cut: cut.size > 0 }
+}
+
+/** The spreadsheet adapter. */
+export const readSpreadsheet: Adapter = async (bytes, options = DEFAULT_READ_LIMITS) => {
+  const container = containerOf(bytes)
+  if (!container) throw new UnreadableDocument('the file is neither a zip package nor an OLE compound file')
+  const rowLimit = options.maxBlocks ?? Number.POSITIVE_INFINITY
+  // A Buffer, not an array: SheetJS's compound-file reader copies arrays byte by byte (30 s and
+  // 3 GB for a 100 MB XLS) but slices Buffers (half a second).
+  const buffer = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)
+  let book: XLSX.WorkBook
+  const sheetRows = Number.isFinite(rowLimit) ? rowLimit + 1 : 0
+  let cellBound = false
+  let cut = false
+  try {
+    if (container === 'ole') {
+      ({ book, cellBound, cut } = readXls(buffer, sheetRows))
+    } else {
+      // Rows past the limits are never built (a sheet of a million rows stays small).
+      const bounded = boundXlsxSheets(bytes, options.maxInflatedBytes, sheetRows > 0 ? sheetRows : Number.POSITIVE_INFINITY, MAX_SHEET_CELLS)
+      cellBound = bounded.cellBound
+      cut = bounded.cut
+      const input = bounded.bytes === bytes ? buffer : Buffer.from(bounded.bytes.buffer, bounded.bytes.byteOffset, bounded.bytes.byteLength)
+      book = XLSX.read(input, { ...READ_OPTIONS, ...(sheetRows > 0 ? { sheetRows } : {}) })
+    }
+  } catch (e) {
+    if (e instanceof UnreadableDocument) throw e
+    throw new UnreadableDocument(e instanceof Error && /password|encrypt/i.test(e.message) ? 'the workbook is encrypted' : 'the workbook could not be read')
+  }
+  const date1904 = Boolean(book.Workbook?.WBProps?.date1904)
+  const pages: ExtractedPage[] = []
+  const notes: string[] = []
+  let rows = 0
+  let full = false
+  book.SheetNames.forEach((sheetName, index) => {
+    const page = index + 1
+    if (page > options.maxPages) {
+      pages.push({ page, segments: [], outcome: 'unreadable', reason: `beyond the page limit ${options.maxPages} (${options.maxPagesSource ?? 'SVC_PARSE_MAX_PAGES'})` })
+      return
+    }
+    if (full) { pages.push({ page, segments: [], outcome: 'unreadable', reason: `not read: the block limit ${rowLimit} was reached (SVC_PARSE_MAX_BLOCKS)` }); return }
+    const sheet = book.Sheets[sheetName]
+    const name = sheetName || `Sheet ${page}`
+    const hidden = (book.Workbook?.Sheets?.[index]?.Hidden ?? 0) > 0
+    const segments: Segment[] = []
+    let columns: string[] | undefined
+    const data = (sheet?.['!data'] ?? []) as (XLSX.CellObject | undefined)[][]
+    let lastRow = 0
+    for (let r = 0; r < data.length; r++) {
+      const row = data[r]
+      if (!row) continue
+      const values = Array.from({ length: row.length }, (_, i) => cellText(row[i], date1904))
+      while (values.length > 0 && values[values.length - 1] === '') values.pop()
+      if (values.length === 0) continue
+      if (rows >= rowLimit) { full = true; break }
+      rows++
+      lastRow = r + 1
+      if (!columns) columns = columnNames(values, values.length)
+      else if (values.length > columns.length) columns = columnNames(columns, values.length)
+      segments.push({
+        kind: 'table_row',
+        text: values.map((v) => v.replaceAll('|', '/')).join(' | '),
+        cells: values.map((value, i) => ({ column: columns![i]!, value })),
+        sheet: name,
+      })
+    }
+    if (full) notes.push(`sheet ${page} was read to row ${lastRow}: the block limit ${rowLimit} was reached (SVC_PARSE_MAX_BLOCKS)`)
+    else if (sheet?.['!fullref'] && sheet['!fullref'] !== sheet['!ref']) {
+      // SheetJS keeps the sheet's full range when rows were left unbuilt (the row or cell bound).
+      const declared = XLSX.utils.decode_range(sheet['!fullref']).e.r + 1
+      if (declared > lastRow) {
+        notes.push(cellBound
+          ? `sheet ${page} was read to row ${lastRow} of ${declared}: ${MAX_SHEET_CELLS} cells a sheet at most (the spreadsheet reader's bound)`
+          : `sheet ${page} was read to row ${lastRow} of ${declared}: the block limit ${rowLimit} (SVC_PARSE_MAX_BLOCKS)`)
+      }
+    }
+    const label = `${name}${hidden ? ' (hidden sheet)' : ''}${segments.length === 0 ? ' (empty sheet)' : ''}`
+    const heading: Segment = { kind: 'heading', text: label, sheet: name }
+    pages.push(segments.length > 0 ? { page, segments: [heading, ...segments] } : { page, segments: [heading], outcome: 'blank' })
+  })
+  // A sheet cut before SheetJS saw it may not declare its full size: say so all the same.
+  if (cut && notes.length === 0) {
+    notes.push(cellBound
+      ? `rows of a sheet past its first ${MAX_SHEET_CELLS} cells were not read (the spreadsheet reader's bound)`
+      : `rows of a sheet past row ${sheetRows} were not read (block limit ${rowLimit}, SVC_PARSE_MAX_BLOCKS)`)
+  }
+  if (pages.length === 0) throw new UnreadableDocument('the workbook holds no sheet')
+  return { pages, degraded: notes.length > 0, notes }
+}

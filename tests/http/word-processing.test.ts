@@ -1,0 +1,169 @@
+/**
+ * Word 97-2003 (DOC, word-extractor), RTF (rtf-stream-parser) and ODT (htmlparser2): text in
+ * reading order with tables as rows named by their header row; each fixture's known words come
+ * out and one of its facts answers a question with evidence citing the document and page; a
+ * hostile RTF nested 100,000 groups deep and one declaring more binary data than it holds end
+ * with a clear outcome while the API keeps answering.
+ */
+import { afterAll, beforeAll, describe, expect, test, setDefaultTimeout } from 'bun:test'
+import { call, startApp, type TestApp } from '../helpers/app'
+import { settled, uploadAndComplete, type Bytes } from '../helpers/samples'
+import { publishedSet } from '../helpers/underwriting-pack'
+import { documentText, evaluateCase } from '../helpers/fact-check'
+import { recall } from '../helpers/spreadsheets'
+import { deepRtf, PROPOSAL_RTF, PROPOSAL_WORDS, SURVEY_WORDS, surveyOdt, WORD_FIXTURE_WORDS, wordFixture } from '../helpers/word-processing'
+
+setDefaultTimeout(120_000)
+
+const DOC = 'application/msword'
+const RTF = 'application/rtf'
+const ODT = 'application/vnd.oasis.opendocument.text'
+
+let app: TestApp
+let key: string
+
+beforeAll(async () => {
+  app = await startApp()
+  const t = await app.tenant()
+  key = await app.apiKey(t.id, ['scenarios:read', 'scenarios:write', 'question_sets:read', 'question_sets:write'])
+  await publishedSet(app, key, [
+    { key: 'sum_insured', text: 'What is the sum insured?', criticality: 'major', answer_type: 'number', fact_path: 'sum_insured' },
+    { key: 'building_value', text: 'What is the building value?', criticality: 'major', answer_type: 'number', fact_path: 'building_value' },
+    { key: 'analyst', text: 'Who is the analyst?', criticality: 'minor', answer_type: 'text', fact_path: 'analyste' },
+  ])
+})
+afterAll(() => app?.stop())
+
+/** Uploads one file into a case of its own; returns the settled document, its blocks and text. */
+async function ingest(filename: string, contentType: string, bytes: Bytes) {
+  const sc = (await call(app.url, 'POST', '/v1/scenarios', { token: key, body: { name: filename } })).body.id
+  const { doc, complete } = await uploadAndComplete(app, key, sc, { filename, contentType, bytes })
+  expect(complete.status).toBe(202)
+  const done = await settled(app, key, sc, doc.id)
+  return { sc, doc: done, ...(await documentText(app, key, sc, doc.id)) }
+}
+
+describe('RTF', () => {
+  test('paragraphs and table rows in reading order, code-page and Unicode characters, no font table or document info; a fact cites the row', async () => {
+    const { sc, doc, blocks, text } = await ingest('proposal.rtf', RTF, new TextEncoder().encode(PROPOSAL_RTF) as Bytes)
+    expect(doc).toMatchObject({ status: 'ready', page_count: 1, pages: { total: 1, text_layer: 1, unreadable: 0 } })
+    expect(blocks.map((b) => [b.kind, b.text])).toEqual([
+      ['paragraph', 'Proposal form'],
+      ['paragraph', 'The proposer is Harbour Holdings Limited, trading as Café Lumière, since 1998.'],
+      ['paragraph', 'The premium is €5000 per year – payable quarterly.'],
+      ['table_row', 'Item | Value'],
+      ['table_row', 'Sum insured | 2500000'],
+      ['table_row', 'Construction | Reinforced concrete frame'],
+      ['paragraph', 'After the table, the declaration follows.'],
+      ['paragraph', 'Signed declaration'],
+    ])
+    expect(blocks[4]!.cells).toEqual([{ column: 'Item', value: 'Sum insured' }, { column: 'Value', value: '2500000' }])
+    expect(recall(PROPOSAL_WORDS, text)).toBeGreaterThanOrEqual(0.95)
+    for (const hidden of ['Times', 'Hidden title', 'Riched20', '0123456789abcdef', 'HYPERLINK']) expect(text).not.toContain(hidden)
+    const answers = await evaluateCase(app, key, sc)
+    expect(answers.sum_insured!.value).toBe('2500000')
+    expect(answers.sum_insured!.cited).toEqual([expect.objectContaining({ document_id: doc.id, page: 1, block_id: blocks[4]!.id })])
+  })
+
+  test('a text/rtf upload reads the same', async () => {
+    const { doc, blocks } = await ingest('proposal.rtf', 'text/rtf', new TextEncoder().encode(PROPOSAL_RTF) as Bytes)
+    expect(doc.status).toBe('ready')
+    expect(blocks).toHaveLength(8)
+  })
+})
+
+describe('ODT', () => {
+  test('heading, paragraphs, list items and table rows; tracked deletions and annotations left out; a fact cites the row', async () => {
+    const { sc, doc, blocks, text } = await ingest('survey.odt', ODT, surveyOdt())
+    expect(doc).toMatchObject({ status: 'ready', page_count: 1, pages: { total: 1, text_layer: 1, unreadable: 0 } })
+    expect(blocks.map((b) => [b.kind, b.text])).toEqual([
+      ['heading', 'Survey report'],
+      ['paragraph', 'The building at 12 Harbour Street was inspected on 3 March 2025. It is sound.'],
+      ['paragraph', 'Roof replaced in 2019'],
+      ['paragraph', 'Sprinklers throughout'],
+      ['table_row', 'Item | Value'],
+      ['table_row', 'Building value | 1800000'],
+      ['table_row', 'Condition | Good no defects'],
+      ['paragraph', 'Surveyor: A. Jones & Partners'],
+    ])
+    expect(recall(SURVEY_WORDS, text)).toBeGreaterThanOrEqual(0.95)
+    expect(text).not.toContain('Deleted words')
+    expect(text).not.toContain('comment never read')
+    const answers = await evaluateCase(app, key, sc)
+    expect(answers.building_value!.value).toBe('1800000')
+    expect(answers.building_value!.cited).toEqual([expect.objectContaining({ document_id: doc.id, page: 1, block_id: blocks[5]!.id })])
+  })
+})
+
+describe('Word 97-2003 (DOC), files shipped inside word-extractor 0.1.4', () => {
+  for (const name of ['test03.doc', 'test04.doc', 'test06.doc'] as const) {
+    test(`${name}: its known words come out, tables as rows`, async () => {
+      const { doc, blocks, text } = await ingest(name, DOC, await wordFixture(name))
+      expect(doc).toMatchObject({ status: 'ready', page_count: 1, pages: { unreadable: 0 } })
+      expect(recall(WORD_FIXTURE_WORDS[name]!, text)).toBeGreaterThanOrEqual(0.95)
+      if (name === 'test03.doc') {
+        expect(blocks[0]).toMatchObject({ kind: 'paragraph', text: 'Each license name is hyperlinked to its location.' })
+        expect(blocks[1]).toMatchObject({ kind: 'table_row', text: 'License | GPL v3.0 | LGPL v3.0 | BSD | MIT (X11) | Apache v2.0' })
+        expect(blocks.filter((b) => b.kind === 'table_row')).toHaveLength(5)
+      }
+      if (name === 'test04.doc') expect(blocks.map((b) => b.text)).toEqual(expect.arrayContaining(['GBP - £', 'EUR - €', 'Molière', 'The footer, with Molière, has Unicode in it.']))
+    })
+  }
+
+  test('test06.doc: a two-column table gives label facts; the analyst answers with evidence on its row', async () => {
+    const { sc, doc, blocks } = await ingest('fiche.doc', DOC, await wordFixture('test06.doc'))
+    const row = blocks.find((b) => b.text === 'Analyste | ROB (432)')
+    expect(row).toMatchObject({ kind: 'table_row', cells: [{ column: 'Nom', value: 'Analyste' }, { column: 'Document1', value: 'ROB (432)' }] })
+    // A cell of two paragraphs stays one cell of its row.
+    expect(blocks.map((b) => b.text)).toContain('Méthode(s) | public Boolean evaluate( ) throw Exception (méthode où se trouve toute la logique).')
+    const answers = await evaluateCase(app, key, sc)
+    expect(answers.analyst!.value).toBe('ROB (432)')
+    expect(answers.analyst!.cited).toEqual([expect.objectContaining({ document_id: doc.id, page: 1, block_id: row!.id })])
+  })
+})
+
+describe('hostile RTF', () => {
+  test('nested 100,000 groups deep: read within the parser limits, the API answering', async () => {
+    const sc = (await call(app.url, 'POST', '/v1/scenarios', { token: key, body: { name: 'Deep RTF' } })).body.id
+    const { doc } = await uploadAndComplete(app, key, sc, { filename: 'deep.rtf', contentType: RTF, bytes: deepRtf(100_000) })
+    let slowest = 0
+    let probing = true
+    const probe = (async () => {
+      while (probing) {
+        const t = performance.now()
+        const r = await fetch(`${app.url}/healthz`)
+        await r.arrayBuffer()
+        expect(r.status).toBe(200)
+        slowest = Math.max(slowest, performance.now() - t)
+        await Bun.sleep(10)
+      }
+    })()
+    const done = await settled(app, key, sc, doc.id, 60_000)
+    probing = false
+    await probe
+    expect(done.status).toBe('ready')
+    expect((await documentText(app, key, sc, doc.id)).blocks.map((b) => b.text)).toEqual(['deep words inside', 'After the nesting.'])
+    expect(slowest).toBeLessThan(1000)
+    const parse = app.deps.parser.recent().at(-1)!
+    expect(parse.end).toBe('done')
+    expect(parse.peakRssBytes).toBeLessThan(1024 * 1_048_576)
+  })
+
+  test('nested 100,000 groups and never closed: the text read is kept, degraded naming why', async () => {
+    const sc = (await call(app.url, 'POST', '/v1/scenarios', { token: key, body: { name: 'Open RTF' } })).body.id
+    const open = new TextEncoder().encode(`{\\rtf1\\ansi Start words.\\par ${'{'.repeat(100_000)}never closed`) as Bytes
+    const { doc } = await uploadAndComplete(app, key, sc, { filename: 'open.rtf', contentType: RTF, bytes: open })
+    const done = await settled(app, key, sc, doc.id, 60_000)
+    expect(done.status).toBe('ready_degraded')
+    expect(done.error_detail).toContain('ends inside an open group')
+  })
+
+  test('a \\bin length past the end of the file fails before any allocation', async () => {
+    const sc = (await call(app.url, 'POST', '/v1/scenarios', { token: key, body: { name: 'Bin RTF' } })).body.id
+    const bin = new TextEncoder().encode('{\\rtf1\\ansi Text {\\*\\blob\\bin999999999999 x}}') as Bytes
+    const { doc } = await uploadAndComplete(app, key, sc, { filename: 'bin.rtf', contentType: RTF, bytes: bin })
+    const done = await settled(app, key, sc, doc.id, 60_000)
+    expect(done.status).toBe('failed')
+    expect(done.error_detail).toContain('binary data longer than the file')
+  })
+})
