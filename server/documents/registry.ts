@@ -4,6 +4,7 @@
  * what its bytes must sniff as. Shipped as data; `GET /v1/file-types` lists it.
  */
 import { fileTypeFromBuffer } from 'file-type'
+import { tiffHeaderAgrees } from './adapters/tiff-header'
 
 /** The adapters the ingestion job knows. */
 export type AdapterName = 'text' | 'markdown' | 'csv' | 'html' | 'pdf' | 'docx' | 'image' | 'xlsx' | 'email' | 'msg'
@@ -43,10 +44,7 @@ export const FILE_TYPES: readonly FileType[] = [
   { contentType: 'image/jpeg', label: 'JPEG image', extensions: ['jpg', 'jpeg'], adapter: 'image', sniff: ['image/jpeg'] },
   { contentType: 'image/tiff', label: 'TIFF image', extensions: ['tif', 'tiff'], adapter: 'image', sniff: ['image/tiff'] },
   { contentType: 'image/webp', label: 'WebP image', extensions: ['webp'], adapter: 'image', sniff: ['image/webp'] },
-  {
-    contentType: 'image/heic', label: 'HEIC image', extensions: ['heic', 'heif'], sniff: ['image/heic', 'image/heif', 'image/heic-sequence', 'image/heif-sequence'],
-    unsupportedReason: 'HEIC images cannot be decoded here yet (patent-encumbered codec); export the photo as JPEG or PNG',
-  },
+  { contentType: 'image/heic', label: 'HEIC/HEIF image', extensions: ['heic', 'heif'], adapter: 'image', sniff: ['image/heic', 'image/heif', 'image/heic-sequence', 'image/heif-sequence'] },
   {
     contentType: 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet',
     label: 'Excel workbook (XLSX)', extensions: ['xlsx'], adapter: 'xlsx',
@@ -55,6 +53,10 @@ export const FILE_TYPES: readonly FileType[] = [
   {
     contentType: 'application/vnd.ms-excel', label: 'Excel 97-2003 workbook (XLS)', extensions: ['xls'], sniff: [OLE, 'application/vnd.ms-excel'],
     unsupportedReason: 'XLS (Excel 97-2003) is not read: no maintained reader without known vulnerabilities is available; save the workbook as XLSX',
+  },
+  {
+    contentType: 'application/vnd.ms-powerpoint', label: 'PowerPoint 97-2003 presentation (PPT)', extensions: ['ppt'], sniff: [OLE, 'application/vnd.ms-powerpoint'],
+    unsupportedReason: 'PowerPoint 97-2003 presentations are not read; save the presentation as PDF',
   },
   { contentType: 'application/msword', label: 'Word 97-2003 document (DOC)', extensions: ['doc'], sniff: [OLE, 'application/msword'] },
   { contentType: 'application/vnd.ms-outlook', label: 'Outlook message (MSG)', extensions: ['msg'], adapter: 'msg', sniff: [OLE, 'application/vnd.ms-outlook'] },
@@ -79,12 +81,25 @@ export const SNIFF_BYTES = 4100
 const TEXTUAL_SIGNATURES = new Set(['application/xml', 'text/calendar', 'text/vcard', 'text/vtt', 'application/rtf'])
 
 /**
- * Whether the leading bytes of an upload agree with its declared type. Returns the sniffed type
- * that contradicts the declaration, or null when they agree. Text types must carry no binary
- * signature and no NUL byte; binary types must carry one of their signatures.
+ * What the leading bytes are. A TIFF is told by its header and where its first directory is: a
+ * signature detector given only the head cannot see a directory written at the end of the file,
+ * as scanners and libtiff often write it, so a header whose directory offset lies inside the file
+ * (`size` bytes) is a TIFF.
  */
-export async function sniffContradiction(type: FileType, head: Uint8Array): Promise<string | null> {
-  const sniffed = head.length > 0 ? (await fileTypeFromBuffer(head))?.mime : undefined
+async function sniff(head: Uint8Array, size: number): Promise<string | undefined> {
+  if (head.length === 0) return undefined
+  const detected = (await fileTypeFromBuffer(head))?.mime
+  if (detected === undefined && tiffHeaderAgrees(head, size)) return 'image/tiff'
+  return detected
+}
+
+/**
+ * Whether the leading bytes of an upload of `size` bytes agree with its declared type. Returns the
+ * sniffed type that contradicts the declaration, or null when they agree. Text types must carry no
+ * binary signature and no NUL byte; binary types must carry one of their signatures.
+ */
+export async function sniffContradiction(type: FileType, head: Uint8Array, size: number = head.length): Promise<string | null> {
+  const sniffed = await sniff(head, size)
   if (type.sniff === 'text') {
     if (sniffed !== undefined && !TEXTUAL_SIGNATURES.has(sniffed)) return sniffed
     if (head.includes(0)) return 'application/octet-stream'
