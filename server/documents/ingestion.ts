@@ -84,7 +84,8 @@ async function parseFollowed(doc: DocumentRow, generation: number, deps: AppDeps
     const { attachments, ...rest } = outcome
     const limit = deps.config.parse.emailMaxDepth
     if ((await nestingDepth(deps.sql, doc, limit)) >= limit) {
-      const note = `${attachments.length} attachment${attachments.length === 1 ? '' : 's'} of an email nested ${limit} deep ${attachments.length === 1 ? 'was' : 'were'} not kept (SVC_EMAIL_MAX_DEPTH)`
+      const [one, many, parent] = doc.content_type === 'application/zip' ? ['member', 'members', 'a ZIP'] : ['attachment', 'attachments', 'an email']
+      const note = `${attachments.length} ${attachments.length === 1 ? one : many} of ${parent} nested ${limit} deep ${attachments.length === 1 ? 'was' : 'were'} not kept (SVC_EMAIL_MAX_DEPTH)`
       return { ...rest, degraded: true, notes: [...rest.notes, note] }
     }
     return { ...rest, children: await storeAttachments(deps, doc, attachments) }

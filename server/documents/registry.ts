@@ -7,7 +7,7 @@ import { fileTypeFromBuffer } from 'file-type'
 import { tiffHeaderAgrees } from './adapters/tiff-header'
 
 /** The adapters the ingestion job knows. */
-export type AdapterName = 'text' | 'markdown' | 'csv' | 'html' | 'pdf' | 'docx' | 'image' | 'xlsx' | 'email' | 'msg'
+export type AdapterName = 'text' | 'markdown' | 'csv' | 'html' | 'pdf' | 'docx' | 'image' | 'xlsx' | 'email' | 'msg' | 'zip'
 
 /** One recognised content type. */
 export interface FileType {
@@ -59,6 +59,7 @@ export const FILE_TYPES: readonly FileType[] = [
     unsupportedReason: 'PowerPoint 97-2003 presentations are not read; save the presentation as PDF',
   },
   { contentType: 'application/msword', label: 'Word 97-2003 document (DOC)', extensions: ['doc'], sniff: [OLE, 'application/msword'] },
+  { contentType: 'application/zip', label: 'ZIP bundle (each file in it becomes a document)', extensions: ['zip'], adapter: 'zip', sniff: ['application/zip'] },
   { contentType: 'application/vnd.ms-outlook', label: 'Outlook message (MSG)', extensions: ['msg'], adapter: 'msg', sniff: [OLE, 'application/vnd.ms-outlook'] },
 ]
 

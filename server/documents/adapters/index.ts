@@ -25,4 +25,5 @@ export const ADAPTERS: Record<AdapterName, Adapter> = {
   xlsx: lazy(async () => (await import('./xlsx')).readXlsx),
   email: lazy(async () => (await import('./email')).readEmail),
   msg: lazy(async () => (await import('./msg')).readMsg),
+  zip: lazy(async () => (await import('./zip')).readZip),
 }
