@@ -15,7 +15,7 @@ import { neutraliseFilename } from '../filenames'
 import { DEFAULT_READ_LIMITS, mib, UnreadableDocument, type Adapter, type Attachment, type Segment } from './types'
 
 /** One member as the central directory describes it. */
-interface Member { name: string; flags: number; method: number; compressedSize: number; size: number; localOffset: number }
+interface Member { name: string; flags: number; method: number; crc32: number; compressedSize: number; size: number; localOffset: number }
 
 const EOCD = 0x06054b50
 const CENTRAL = 0x02014b50
@@ -50,6 +50,7 @@ function centralDirectory(bytes: Uint8Array): Member[] {
       name: (flags & 0x800 ? decoder : cp437).decode(raw),
       flags,
       method: v.getUint16(at + 10, true),
+      crc32: v.getUint32(at + 16, true),
       compressedSize: v.getUint32(at + 20, true),
       size: v.getUint32(at + 24, true),
       localOffset: v.getUint32(at + 42, true),
@@ -75,7 +76,8 @@ function skipped(m: Member): 'folder' | 'metadata' | undefined {
 
 /**
  * A member's bytes inflated, stopping once they pass `limit` (then `over` is true and no bytes
- * are kept). Stored members are copied within the same limit. Throws on a damaged stream.
+ * are kept). Stored members are copied within the same limit. Throws on a damaged stream or a
+ * CRC-32 that differs from the central directory's.
  */
 function inflateMember(bytes: Uint8Array, m: Member, limit: number): { bytes?: Uint8Array; over: boolean } {
   const v = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength)
@@ -85,7 +87,11 @@ function inflateMember(bytes: Uint8Array, m: Member, limit: number): { bytes?: U
   const end = start + m.compressedSize
   if (end > bytes.length) throw new Error('member data past the end')
   const data = bytes.subarray(start, end)
-  if (m.method === 0) return data.length > limit ? { over: true } : { bytes: data.slice(), over: false }
+  if (m.method === 0) {
+    if (data.length > limit) return { over: true }
+    if ((Bun.hash.crc32(data) >>> 0) !== m.crc32) throw new Error('CRC-32 differs')
+    return { bytes: data.slice(), over: false }
+  }
   const chunks: Uint8Array[] = []
   let total = 0
   let over = false
@@ -106,6 +112,7 @@ function inflateMember(bytes: Uint8Array, m: Member, limit: number): { bytes?: U
   const out = new Uint8Array(total)
   let p = 0
   for (const c of chunks) { out.set(c, p); p += c.length }
+  if ((Bun.hash.crc32(out) >>> 0) !== m.crc32) throw new Error('CRC-32 differs')
   return { bytes: out, over: false }
 }
 
