@@ -15,7 +15,7 @@ import { Type, type Static } from '@sinclair/typebox'
 import { defineJobKind, enqueue, jobType } from '../../jobs/define'
 import { Int } from '../../schemas/common'
 import { readAll } from '../storage/blob-store'
-import { findFileType } from './registry'
+import { findFileType, unreadReason } from './registry'
 import { ParseCanceled, type ParseControl } from './parsing/parser-pool'
 import { appendCaseEvent } from '../events/log'
 import { findDocumentById, insertChildDocuments, replaceBlocks, setDocumentStatus, type DocumentRow } from './store'
@@ -49,7 +49,7 @@ export async function enqueueIngestion(tx: Tx, doc: DocumentRow): Promise<string
  */
 export async function parseDocument(doc: Pick<DocumentRow, 'id' | 'content_type' | 'blob_key'>, deps: Pick<AppDeps, 'blobs' | 'parser'>, control?: ParseControl): Promise<IngestionOutcome> {
   const type = findFileType(doc.content_type)
-  if (!type?.adapter) return { kind: 'unsupported', reason: type?.unsupportedReason }
+  if (!type?.adapter) return { kind: 'unsupported', reason: unreadReason(doc.content_type) }
   const bytes = doc.blob_key ? await readAll(deps.blobs, doc.blob_key) : null
   if (!bytes) throw new Error(`the bytes of document ${doc.id} are not in the blob store`)
   return deps.parser.parse(doc.id, { adapter: type.adapter, label: type.label }, bytes, control)

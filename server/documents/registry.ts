@@ -75,6 +75,36 @@ export function findFileType(contentType: string): FileType | undefined {
   return byType.get(essenceOf(contentType))
 }
 
+/** What common files that are no document are (found inside emails and bundles), for the detail of their `unsupported_pending`. */
+const KNOWN_UNREAD: Record<string, string> = {
+  'application/pkcs7-signature': 'an S/MIME signature of the email, not a document',
+  'application/x-pkcs7-signature': 'an S/MIME signature of the email, not a document',
+  'application/pgp-signature': 'a PGP signature of the email, not a document',
+  'message/delivery-status': 'a delivery status report (a bounce), not a document',
+  'message/disposition-notification': 'a read receipt, not a document',
+  'text/calendar': 'a calendar invitation, not a document',
+  'text/vcard': 'a contact card, not a document',
+  'text/x-vcard': 'a contact card, not a document',
+  'image/gif': 'a GIF image (usually a logo or signature picture); GIF is not read: send it as PNG or PDF if it holds text',
+  'image/bmp': 'a BMP image; BMP is not read: send it as PNG or PDF',
+  'image/svg+xml': 'an SVG drawing; drawings are not read',
+  'application/octet-stream': 'a file of unknown type (application/octet-stream); its bytes were kept but not read',
+}
+
+/**
+ * Why a document of `contentType` is not read: its registry entry's reason, else what the file
+ * is when it is a common non-document (a signature, a bounce, a GIF), else its type named.
+ */
+export function unreadReason(contentType: string): string {
+  const essence = essenceOf(contentType)
+  const known = findFileType(essence)
+  if (known) return known.unsupportedReason ?? `${known.label} is not read`
+  const family = essence.split('/')[0]
+  return KNOWN_UNREAD[essence]
+    ?? (family === 'audio' || family === 'video' ? `a ${family} file (${essence}); sound and video are not read`
+      : `a file of type ${essence}, which this service does not read`)
+}
+
 /** How many leading bytes the sniffer needs. */
 export const SNIFF_BYTES = 4100
 
