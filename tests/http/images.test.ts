@@ -16,7 +16,7 @@ import { claimingSize, heicOf, heifClaiming, heifEncoder } from '../helpers/heic
 import { evaluationEnded, publishedSet } from '../helpers/underwriting-pack'
 import { SNIFF_BYTES } from '../../server/documents/registry'
 
-setDefaultTimeout(180_000)
+setDefaultTimeout(400_000)
 
 /** Share of the expected words found (as a multiset) in the text. */
 function recall(expected: string[], text: string): number {
@@ -43,7 +43,7 @@ let app: TestApp
 let key: string
 
 beforeAll(async () => {
-  app = await startApp({ env: { SVC_OCR_ENGINE: 'wasm', SVC_OCR_PAGE_TIMEOUT_MS: '20000' } })
+  app = await startApp({ env: { SVC_OCR_ENGINE: 'wasm', SVC_OCR_PAGE_TIMEOUT_MS: '90000', SVC_PARSE_TIMEOUT_MS: '300000' } })
   const t = await app.tenant()
   key = await app.apiKey(t.id, ['scenarios:read', 'scenarios:write', 'question_sets:read', 'question_sets:write'])
 })
@@ -51,7 +51,7 @@ afterAll(() => app?.stop())
 
 async function ingest(sc: string, file: SampleFile) {
   const { doc } = await uploadAndComplete(app, key, sc, file)
-  const done = await settled(app, key, sc, doc.id, 150_000)
+  const done = await settled(app, key, sc, doc.id, 300_000)
   return { doc: done, blocks: await allBlocks(app, key, sc, doc.id) }
 }
 
