@@ -20,7 +20,7 @@ describe('file-type registry', () => {
     expect(r.body.next_cursor).toBeNull()
     const byType = Object.fromEntries(r.body.items.map((f: { content_type: string }) => [f.content_type, f]))
     const adapters = r.body.items.filter((f: { has_ingestion_adapter: boolean }) => f.has_ingestion_adapter).map((f: { content_type: string }) => f.content_type).sort()
-    expect(adapters).toEqual(['application/pdf', 'application/vnd.ms-outlook', 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet', 'application/vnd.openxmlformats-officedocument.wordprocessingml.document', 'image/heic', 'image/jpeg', 'image/png', 'image/tiff', 'image/webp', 'message/rfc822', 'text/csv', 'text/html', 'text/markdown', 'text/plain'])
+    expect(adapters).toEqual(['application/pdf', 'application/vnd.ms-outlook', 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet', 'application/vnd.openxmlformats-officedocument.wordprocessingml.document', 'application/zip', 'image/heic', 'image/jpeg', 'image/png', 'image/tiff', 'image/webp', 'message/rfc822', 'text/csv', 'text/html', 'text/markdown', 'text/plain'])
     for (const t of ['application/vnd.ms-powerpoint', 'application/vnd.ms-excel', 'application/msword']) {
       expect(byType[t]).toMatchObject({ id: t, content_type: t, has_ingestion_adapter: false })
     }

@@ -15,6 +15,7 @@ import { FILE_TYPES } from '../../server/documents/registry'
 import { nativeTesseract } from '../../server/documents/ocr/native'
 import { outlookMessage } from '../helpers/msg'
 import { heicOf, heifEncoder } from '../helpers/heic'
+import { zipOf } from '../helpers/hostile-files'
 
 setDefaultTimeout(120_000)
 
@@ -194,6 +195,7 @@ describe('no document loses content silently', () => {
       'image/webp': async () => new Uint8Array(page.toBuffer('image/webp')),
       'image/tiff': async () => multiPageTiff([tiffFrame(page)]),
       'image/heic': async () => heicOf(page),
+      'application/zip': async () => zipOf([{ name: 'statement.txt', data: new TextEncoder().encode(STATEMENT.join('\n')), crc32: Bun.hash.crc32(new TextEncoder().encode(STATEMENT.join('\n'))) >>> 0, size: new TextEncoder().encode(STATEMENT.join('\n')).length, method: 0 }]),
       'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet': async () => xlsxSample(),
       'application/vnd.ms-outlook': async () => outlookMessage({ subject: 'Submission', from: { name: 'Broker', email: 'broker@example.test' }, to: { name: 'UW', email: 'uw@example.test' }, body: 'Please find the file attached.' }),
       'message/rfc822': async () => new TextEncoder().encode('From: broker@example.test\r\nTo: uw@example.test\r\nSubject: Submission\r\n\r\nPlease find the file attached.\r\n'),

@@ -5,7 +5,7 @@
  * before the decoder sees it, and the upload sniffer recognises a TIFF whose directory lies past
  * the bytes it sees. HEIF sizes are read from the headers.
  */
-import { describe, expect, test } from 'bun:test'
+import { describe, expect, setDefaultTimeout, test } from 'bun:test'
 import { loadImage, createCanvas } from '@napi-rs/canvas'
 import { bilevel, faxTiff, tiffFile } from '../helpers/tiff'
 import { textPage } from '../helpers/scans'
@@ -14,6 +14,8 @@ import { tiffDirectories } from '../../server/documents/adapters/tiff'
 import { heifDeclaredPixels, isHeif } from '../../server/documents/adapters/heic'
 import { findFileType, sniffContradiction, SNIFF_BYTES } from '../../server/documents/registry'
 import { readImage, pictureWithoutText } from '../../server/documents/adapters/image'
+
+setDefaultTimeout(60_000) // decoding three full fax pages, twice, on a shared machine
 
 /** The bilevel pixels of a PNG. */
 async function pixelsOf(png: Uint8Array) {
