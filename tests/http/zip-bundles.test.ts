@@ -10,6 +10,7 @@ import { call, startApp, type TestApp } from '../helpers/app'
 import { allBlocks, pdfSample, settled, uploadAndComplete } from '../helpers/samples'
 import { repeatedDeflate, zipOf, type ZipEntry } from '../helpers/hostile-files'
 import { evaluationEnded, publishedSet } from '../helpers/underwriting-pack'
+import { createGroup, guidelineSettled, uploadGuideline } from '../helpers/authoring'
 
 setDefaultTimeout(120_000)
 
@@ -43,7 +44,7 @@ let key: string
 beforeAll(async () => {
   app = await startApp({ env: { SVC_EMAIL_MAX_ATTACHMENTS: '20', SVC_EMAIL_MAX_DEPTH: '2' } })
   const t = await app.tenant()
-  key = await app.apiKey(t.id, ['scenarios:read', 'scenarios:write', 'question_sets:read', 'question_sets:write'])
+  key = await app.apiKey(t.id, ['scenarios:read', 'scenarios:write', 'question_sets:read', 'question_sets:write', 'notifications:write'])
 })
 afterAll(() => app?.stop())
 
@@ -122,6 +123,17 @@ describe('ZIP bundles', () => {
     const by = Object.fromEntries(docs.map((d) => [d.filename, d]))
     expect(docs.length).toBe(3)
     expect(by['level3.zip']).toMatchObject({ status: 'ready_degraded', error_detail: '1 member of a ZIP nested 2 deep was not kept (SVC_EMAIL_MAX_DEPTH)' })
+  })
+})
+
+describe('a ZIP as a guideline source', () => {
+  test('gives its own listing and says its files were not read (a guideline source keeps no files)', async () => {
+    const group = await createGroup(app, key)
+    const bundle = zipOf([entry('policy.txt', utf8('Maximum loan to value: 80%\n')), entry('appendix.txt', utf8('Appendix A\n'))])
+    const { start } = await uploadGuideline(app, key, group.id, { filename: 'guidelines.zip', contentType: 'application/zip', bytes: bundle })
+    expect(await guidelineSettled(app, key, group.id, start.id)).toMatchObject({
+      status: 'ready_degraded', error_detail: '2 files inside were not read: upload them as guideline sources of their own',
+    })
   })
 })
 
