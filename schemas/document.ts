@@ -26,6 +26,7 @@ export const PageSummary = named('PageSummary', t.Object({
   ocr: Int({ description: 'Pages read by optical character recognition.' }),
   blank: Int({ description: 'Pages genuinely empty; they do not degrade the file.' }),
   unreadable: Int({ description: 'Pages that held something and gave no text; error_detail names them and why.' }),
+  image_no_text: Int({ description: 'Pages that are a picture in which OCR found no legible text (a photo, a logo): kept, never counted as read text; the document is ready_degraded with error_detail starting "image without text".' }),
   low_confidence_blocks: Int({ description: 'OCR blocks under 60 confidence: kept, counted here.' }),
   text_encoding: t.Optional(t.Object({
     charset: t.String({ description: 'The character encoding the text was read in (utf-8, shift_jis, windows-1252, ...).' }),

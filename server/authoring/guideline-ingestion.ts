@@ -34,7 +34,14 @@ const guidelineOwner: IngestionOwner<GuidelineRow> = {
   failedErrorCode: 'guideline_ingestion_failed',
   passwordErrorCode: 'guideline_password_protected',
   find: findGuideline,
-  parse: (row, _generation, deps) => parseDocument(row, deps),
+  parse: async (row, _generation, deps) => {
+    const outcome = await parseDocument(row, deps)
+    if (outcome.kind !== 'parsed' || !outcome.attachments?.length) return outcome
+    // A guideline source keeps no files of its own (an email's attachments, a ZIP's members): say so, never drop them silently.
+    const { attachments, ...rest } = outcome
+    const n = attachments.length
+    return { ...rest, degraded: true, notes: [...rest.notes, `${n} file${n === 1 ? '' : 's'} inside ${n === 1 ? 'was' : 'were'} not read: upload ${n === 1 ? 'it' : 'them'} as guideline sources of ${n === 1 ? 'its' : 'their'} own`] }
+  },
   resourcePath: (row) => guidelinePath(row.question_group_id, row.id),
   replaceBlocks: replaceGuidelineBlocks,
   setStatus: setGuidelineStatus,

@@ -4,7 +4,7 @@
  * upload lifecycle of a case document, so it registers itself as an upload target: the one upload
  * route, byte checks and blob store serve both.
  */
-import type { PageSummary } from '../documents/parsing/pages'
+import type { StoredPageSummary } from '../documents/parsing/pages'
 import type { Tx } from '../db/connect'
 import type { Block } from '../documents/blocks'
 import { claimUploadIn, type UploadTargetKind } from '../documents/upload-targets'
@@ -56,7 +56,7 @@ export interface GuidelineRow {
   ingestion_generation: number
   page_count: number | null
   block_count: number | null
-  page_summary: PageSummary | null
+  page_summary: StoredPageSummary | null
   error_code: string | null
   error_detail: string | null
   uploaded_at: Date | null

@@ -23,6 +23,8 @@ export function coverageOf(doc: Pick<DocumentRow, 'filename' | 'status' | 'page_
   if (p.text_layer > 0) parts.push(`${p.text_layer} from text`)
   if (p.ocr > 0) parts.push(`${p.ocr} by OCR${p.low_confidence_blocks > 0 ? ` (${plural(p.low_confidence_blocks, 'low-confidence block')})` : ''}`)
   if (p.blank > 0) parts.push(`${p.blank} blank`)
+  const images = p.image_no_text ?? 0
+  if (images > 0) parts.push(images === p.total ? 'image, no text' : `${plural(images, 'image')}, no text`)
   if (p.unreadable > 0) parts.push(`${p.unreadable} NOT READ`)
   return { filename, complete: status === 'ready' && p.unreadable === 0, line: `${filename}: ${plural(p.total, 'page')}, ${parts.join(', ')}` }
 }

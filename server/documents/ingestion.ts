@@ -15,7 +15,7 @@ import { Type, type Static } from '@sinclair/typebox'
 import { defineJobKind, enqueue, jobType } from '../../jobs/define'
 import { Int } from '../../schemas/common'
 import { readAll } from '../storage/blob-store'
-import { charsetOf, findFileType } from './registry'
+import { charsetOf, findFileType, unreadReason } from './registry'
 import type { ParseRequest } from './parsing/parser-process'
 import { ParseCanceled, type ParseControl } from './parsing/parser-pool'
 import { appendCaseEvent } from '../events/log'
@@ -50,7 +50,7 @@ export async function enqueueIngestion(tx: Tx, doc: DocumentRow): Promise<string
  */
 export async function parseDocument(doc: Pick<DocumentRow, 'id' | 'content_type' | 'blob_key'>, deps: Pick<AppDeps, 'blobs' | 'parser'>, control?: ParseControl): Promise<IngestionOutcome> {
   const type = findFileType(doc.content_type)
-  if (!type?.adapter) return { kind: 'unsupported', reason: type?.unsupportedReason }
+  if (!type?.adapter) return { kind: 'unsupported', reason: unreadReason(doc.content_type) }
   const bytes = doc.blob_key ? await readAll(deps.blobs, doc.blob_key) : null
   if (!bytes) throw new Error(`the bytes of document ${doc.id} are not in the blob store`)
   // The declared charset travels to the parser (the text adapters decode with it).
@@ -88,7 +88,8 @@ async function parseFollowed(doc: DocumentRow, generation: number, deps: AppDeps
     const { attachments, ...rest } = outcome
     const limit = deps.config.parse.emailMaxDepth
     if ((await nestingDepth(deps.sql, doc, limit)) >= limit) {
-      const note = `${attachments.length} attachment${attachments.length === 1 ? '' : 's'} of an email nested ${limit} deep ${attachments.length === 1 ? 'was' : 'were'} not kept (SVC_EMAIL_MAX_DEPTH)`
+      const [one, many, parent] = doc.content_type === 'application/zip' ? ['member', 'members', 'a ZIP'] : ['attachment', 'attachments', 'an email']
+      const note = `${attachments.length} ${attachments.length === 1 ? one : many} of ${parent} nested ${limit} deep ${attachments.length === 1 ? 'was' : 'were'} not kept (SVC_EMAIL_MAX_DEPTH)`
       return { ...rest, degraded: true, notes: [...rest.notes, note] }
     }
     return { ...rest, children: await storeAttachments(deps, doc, attachments) }

@@ -72,7 +72,7 @@ export async function checkMeasured(announced: Announced, m: Measured): Promise<
   }
   const type = findFileType(announced.contentType)
   if (!type) throw new ProblemError('unsupported_media_type', 'The content type is not in the file-type registry.')
-  const sniffed = await sniffContradiction(type, m.head)
+  const sniffed = await sniffContradiction(type, m.head, m.bytes)
   if (sniffed !== null) {
     throw problemRule(`The uploaded bytes look like ${sniffed}, which contradicts content_type ${announced.contentType}.`)
   }

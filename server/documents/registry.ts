@@ -4,9 +4,10 @@
  * what its bytes must sniff as. Shipped as data; `GET /v1/file-types` lists it.
  */
 import { fileTypeFromBuffer } from 'file-type'
+import { tiffHeaderAgrees } from './adapters/tiff-header'
 
 /** The adapters the ingestion job knows. */
-export type AdapterName = 'text' | 'markdown' | 'csv' | 'html' | 'pdf' | 'docx' | 'image' | 'spreadsheet' | 'email' | 'msg' | 'doc' | 'rtf' | 'odt'
+export type AdapterName = 'text' | 'markdown' | 'csv' | 'html' | 'pdf' | 'docx' | 'image' | 'spreadsheet' | 'email' | 'msg' | 'doc' | 'rtf' | 'odt' | 'zip'
 
 /** One recognised content type. */
 export interface FileType {
@@ -46,10 +47,7 @@ export const FILE_TYPES: readonly FileType[] = [
   { contentType: 'image/jpeg', label: 'JPEG image', extensions: ['jpg', 'jpeg'], adapter: 'image', sniff: ['image/jpeg'] },
   { contentType: 'image/tiff', label: 'TIFF image', extensions: ['tif', 'tiff'], adapter: 'image', sniff: ['image/tiff'] },
   { contentType: 'image/webp', label: 'WebP image', extensions: ['webp'], adapter: 'image', sniff: ['image/webp'] },
-  {
-    contentType: 'image/heic', label: 'HEIC image', extensions: ['heic', 'heif'], sniff: ['image/heic', 'image/heif', 'image/heic-sequence', 'image/heif-sequence'],
-    unsupportedReason: 'HEIC images cannot be decoded here yet (patent-encumbered codec); export the photo as JPEG or PNG',
-  },
+  { contentType: 'image/heic', label: 'HEIC/HEIF image', extensions: ['heic', 'heif'], adapter: 'image', sniff: ['image/heic', 'image/heif', 'image/heic-sequence', 'image/heif-sequence'] },
   {
     contentType: 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet',
     label: 'Excel workbook (XLSX)', extensions: ['xlsx'], adapter: 'spreadsheet', sniff: [XLSX, XLSM, ZIP],
@@ -70,6 +68,11 @@ export const FILE_TYPES: readonly FileType[] = [
     contentType: 'application/vnd.oasis.opendocument.text', label: 'OpenDocument text (ODT)', extensions: ['odt'], adapter: 'odt',
     sniff: ['application/vnd.oasis.opendocument.text', ZIP],
   },
+  {
+    contentType: 'application/vnd.ms-powerpoint', label: 'PowerPoint 97-2003 presentation (PPT)', extensions: ['ppt'], sniff: [OLE, 'application/vnd.ms-powerpoint'],
+    unsupportedReason: 'PowerPoint 97-2003 presentations are not read; save the presentation as PDF',
+  },
+  { contentType: 'application/zip', label: 'ZIP bundle (each file in it becomes a document)', extensions: ['zip'], adapter: 'zip', sniff: ['application/zip'] },
   { contentType: 'application/vnd.ms-outlook', label: 'Outlook message (MSG)', extensions: ['msg'], adapter: 'msg', sniff: [OLE, 'application/vnd.ms-outlook'] },
 ]
 
@@ -100,6 +103,36 @@ export function findFileType(contentType: string): FileType | undefined {
   return byType.get(essenceOf(contentType))
 }
 
+/** What common files that are no document are (found inside emails and bundles), for the detail of their `unsupported_pending`. */
+const KNOWN_UNREAD: Record<string, string> = {
+  'application/pkcs7-signature': 'an S/MIME signature of the email, not a document',
+  'application/x-pkcs7-signature': 'an S/MIME signature of the email, not a document',
+  'application/pgp-signature': 'a PGP signature of the email, not a document',
+  'message/delivery-status': 'a delivery status report (a bounce), not a document',
+  'message/disposition-notification': 'a read receipt, not a document',
+  'text/calendar': 'a calendar invitation, not a document',
+  'text/vcard': 'a contact card, not a document',
+  'text/x-vcard': 'a contact card, not a document',
+  'image/gif': 'a GIF image (usually a logo or signature picture); GIF is not read: send it as PNG or PDF if it holds text',
+  'image/bmp': 'a BMP image; BMP is not read: send it as PNG or PDF',
+  'image/svg+xml': 'an SVG drawing; drawings are not read',
+  'application/octet-stream': 'a file of unknown type (application/octet-stream); its bytes were kept but not read',
+}
+
+/**
+ * Why a document of `contentType` is not read: its registry entry's reason, else what the file
+ * is when it is a common non-document (a signature, a bounce, a GIF), else its type named.
+ */
+export function unreadReason(contentType: string): string {
+  const essence = essenceOf(contentType)
+  const known = findFileType(essence)
+  if (known) return known.unsupportedReason ?? `${known.label} is not read`
+  const family = essence.split('/')[0]
+  return KNOWN_UNREAD[essence]
+    ?? (family === 'audio' || family === 'video' ? `a ${family} file (${essence}); sound and video are not read`
+      : `a file of type ${essence}, which this service does not read`)
+}
+
 /** How many leading bytes the sniffer needs. */
 export const SNIFF_BYTES = 4100
 
@@ -107,12 +140,26 @@ export const SNIFF_BYTES = 4100
 const TEXTUAL_SIGNATURES = new Set(['application/xml', 'text/calendar', 'text/vcard', 'text/vtt', 'application/rtf'])
 
 /**
- * Whether the leading bytes of an upload agree with its declared type. Returns the sniffed type
- * that contradicts the declaration, or null when they agree. Text types must carry no binary
- * signature and no NUL byte (unless a UTF-16 byte-order mark starts them); binary types must carry one of their signatures.
+ * What the leading bytes are. A TIFF is told by its header and where its first directory is: a
+ * signature detector given only the head cannot see a directory written at the end of the file,
+ * as scanners and libtiff often write it, so a header whose directory offset lies inside the file
+ * (`size` bytes) is a TIFF.
  */
-export async function sniffContradiction(type: FileType, head: Uint8Array): Promise<string | null> {
-  const sniffed = head.length > 0 ? (await fileTypeFromBuffer(head))?.mime : undefined
+async function sniff(head: Uint8Array, size: number): Promise<string | undefined> {
+  if (head.length === 0) return undefined
+  const detected = (await fileTypeFromBuffer(head))?.mime
+  if (detected === undefined && tiffHeaderAgrees(head, size)) return 'image/tiff'
+  return detected
+}
+
+/**
+ * Whether the leading bytes of an upload of `size` bytes agree with its declared type. Returns the
+ * sniffed type that contradicts the declaration, or null when they agree. Text types must carry no
+ * binary signature and no NUL byte (unless a UTF-16 byte-order mark starts them); binary types must
+ * carry one of their signatures.
+ */
+export async function sniffContradiction(type: FileType, head: Uint8Array, size: number = head.length): Promise<string | null> {
+  const sniffed = await sniff(head, size)
   if (type.sniff === 'text') {
     if (sniffed !== undefined && !TEXTUAL_SIGNATURES.has(sniffed)) return sniffed
     // UTF-16 text is half NUL bytes: its byte-order mark says it is text.

@@ -7,7 +7,7 @@ import type { Tx } from '../db/connect'
 import type { PageWindow } from '../http/pagination'
 import { appendCaseEvent } from '../events/log'
 import type { Block } from './blocks'
-import type { PageSummary } from './parsing/pages'
+import { withAllOutcomes, type PageSummary, type StoredPageSummary } from './parsing/pages'
 
 /** Document status values. */
 export const DOCUMENT_STATUSES = ['awaiting_upload', 'processing', 'ready', 'ready_degraded', 'failed', 'unsupported_pending'] as const
@@ -29,7 +29,7 @@ export interface DocumentRow {
   page_count: number | null
   block_count: number | null
   /** Page outcome counts, once processed (documents processed before per-page accounting have none). */
-  page_summary: PageSummary | null
+  page_summary: StoredPageSummary | null
   /** The document this one was found in (an email's attachment), or null. */
   parent_document_id?: string | null
   error_code: string | null
@@ -80,7 +80,7 @@ export function renderUploadedFile(row: UploadedFileRow) {
     status: row.status,
     ...(row.page_count !== null ? { page_count: row.page_count } : {}),
     ...(row.block_count !== null ? { block_count: row.block_count } : {}),
-    ...(row.page_summary ? { pages: row.page_summary } : {}),
+    ...(row.page_summary ? { pages: withAllOutcomes(row.page_summary) } : {}),
     ...(row.error_code !== null ? { error_code: row.error_code } : {}),
     ...(row.error_detail !== null ? { error_detail: row.error_detail } : {}),
     ...(row.uploaded_at !== null ? { uploaded_at: row.uploaded_at.toISOString() } : {}),

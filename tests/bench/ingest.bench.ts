@@ -4,12 +4,17 @@
  *     adapter alone (parse + block cutting, in this process) and end to end through a running
  *     service (complete -> document_ingestion job -> ready); each other adapter (spreadsheets,
  *     Word 97-2003, RTF, ODT, encoded text) beside its parsing library alone.
+ *     Beside them, each newer adapter next to its library alone: a CCITT G4 fax TIFF (utif2's decode
+ *     against the adapter's walk + decode + PNG for OCR, recognition itself excluded), a HEIC photo
+ *     (heic-decode against the adapter's header check + decode + PNG) and a ZIP bundle (fflate's
+ *     unzipSync against the adapter's bounded reading of every member).
  *  2. 1,000 concurrent SSE streams held by one service process: the p50/p99/max delay from the
  *     commit of a case event (written by this, another, process) to its arrival on every stream.
  *
  *   bun tests/bench/ingest.bench.ts                          # embedded database
  *   DATABASE_URL=postgres://... bun tests/bench/ingest.bench.ts   # PostgreSQL (LISTEN/NOTIFY)
  *   BENCH_STREAMS=1000 BENCH_EVENTS=20 BENCH_PAGES=100 (defaults)
+ *   BENCH_ADAPTERS_ONLY=1: the adapters alone, no service started
  */
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -196,6 +201,53 @@ const adapterBlocks = async (name: keyof typeof ADAPTERS, bytes: Uint8Array) => 
     () => iconv.decode(Buffer.from(text), chardet.analyse(text.subarray(0, 256 * 1024))[0]!.name),
     () => adapterBlocks('text', text))
 }
+
+// ---- 1c. newer adapters beside their libraries alone ----
+{
+  const { default: UTIF } = await import('utif2')
+  const { faxTiff } = await import('../helpers/tiff')
+  const { textPage } = await import('../helpers/scans')
+  const { heicOf, heifEncoder } = await import('../helpers/heic')
+  const { zipOf } = await import('../helpers/hostile-files')
+  const { deflateSync, unzipSync } = await import('fflate')
+  const median = async (n: number, f: () => unknown) => {
+    await f()
+    const xs: number[] = []
+    for (let i = 0; i < n; i++) { const t0 = now(); await f(); xs.push(now() - t0) }
+    return xs.sort((a, b) => a - b)[Math.floor(n / 2)]!
+  }
+  // Recognition excluded: an engine that only decodes what the adapter hands it (as OCR would).
+  const decodeOnly = { maxPixels: 40_000_000, pdfPage: async () => ({ segments: [], outcome: 'blank' as const }), image: async (b: Uint8Array | (() => Uint8Array | Promise<Uint8Array>)) => { if (typeof b === 'function') await b(); return { segments: [], outcome: 'blank' as const } } }
+  const opts = { maxPages: 2000, maxInflatedBytes: 128 * 1_048_576, ocr: decodeOnly }
+
+  const FRAMES = 5
+  const tiff = faxTiff(Array.from({ length: FRAMES }, (_, i) => textPage([`Fax page ${i + 1}`, ...Array.from({ length: 20 }, (_, l) => `Line ${l} of the schedule, amount ${l * 1234}.00`)])), { compression: 4 })
+  const lib = await median(3, () => {
+    const buf = tiff.buffer.slice(tiff.byteOffset, tiff.byteOffset + tiff.byteLength) as ArrayBuffer
+    for (const ifd of UTIF.decode(buf)) { UTIF.decodeImage(buf, ifd); UTIF.toRGBA8(ifd) }
+  })
+  const adapter = await median(3, () => ADAPTERS.image(tiff, opts))
+  console.log(`tiff (CCITT G4, ${FRAMES} frames of 1275x1650): utif2 alone ${ms(lib)} = ${(FRAMES / (lib / 1000)).toFixed(1)} frames/s; adapter ${ms(adapter)} = ${(FRAMES / (adapter / 1000)).toFixed(1)} frames/s, ${(lib / adapter).toFixed(2)} of the library alone`)
+
+  if (!heifEncoder()) console.log('heic: skipped (no heif-enc to write a HEIC)')
+  else {
+    const { default: decode } = await import('heic-decode')
+    const heic = heicOf(textPage(['A photographed page', 'Insured value: 640,000.00']))
+    const hlib = await median(3, () => decode({ buffer: heic }))
+    const hadapter = await median(3, () => ADAPTERS.image(heic, opts))
+    console.log(`heic (1275x1650): heic-decode alone ${ms(hlib)} = ${(1000 / hlib).toFixed(1)} images/s; adapter ${ms(hadapter)} = ${(1000 / hadapter).toFixed(1)} images/s, ${(hlib / hadapter).toFixed(2)} of the library alone`)
+  }
+
+  const MEMBERS = 40
+  const member = new TextEncoder().encode('Schedule line with an amount of 1,234.00\n'.repeat(2000))
+  const bundle = zipOf(Array.from({ length: MEMBERS }, (_, i) => ({ name: `folder/file-${i}.txt`, data: deflateSync(member), crc32: Bun.hash.crc32(member) >>> 0, size: member.length, method: 8 as const })))
+  const zlib = await median(5, () => unzipSync(bundle))
+  const zadapter = await median(5, () => ADAPTERS.zip(bundle, { ...opts, maxAttachments: 1000, maxAttachmentBytes: 512 * 1_048_576 }))
+  const mb = (MEMBERS * member.length) / 1_048_576
+  console.log(`zip (${MEMBERS} members, ${mb.toFixed(1)} MiB inflated): fflate unzipSync alone ${ms(zlib)} = ${(mb / (zlib / 1000)).toFixed(0)} MiB/s; adapter ${ms(zadapter)} = ${(mb / (zadapter / 1000)).toFixed(0)} MiB/s, ${(zlib / zadapter).toFixed(2)} of the library alone`)
+}
+
+if (process.env.BENCH_ADAPTERS_ONLY) process.exit(0)
 
 // ---- a running service ----
 const database = await createTestDatabase()

@@ -28,7 +28,7 @@ function concat(parts: Uint8Array[]): Bytes {
 }
 
 /** Raw deflate of `head`, then `body` `times` times, then `tail`; with the CRC-32 and size of what it inflates to. */
-function repeatedDeflate(head: Uint8Array, body: Uint8Array, times: number, tail: Uint8Array) {
+export function repeatedDeflate(head: Uint8Array, body: Uint8Array, times: number, tail: Uint8Array) {
   const bodyBlock = flushedBlock(body)
   const parts = [flushedBlock(head), ...Array.from({ length: times }, () => bodyBlock), flushedBlock(tail), FINAL_EMPTY_BLOCK]
   let crc = Bun.hash.crc32(head)
@@ -68,10 +68,10 @@ function adler32Combine(first: number, second: number, secondLength: number): nu
   return ((b << 16) | a) >>> 0
 }
 
-interface ZipEntry { name: string; data: Uint8Array; crc32: number; size: number; method: 0 | 8 }
+export interface ZipEntry { name: string; data: Uint8Array; crc32: number; size: number; method: 0 | 8 }
 
 /** A zip archive of the given entries (stored or already raw-deflated), sizes under 4 GiB. */
-function zipOf(entries: ZipEntry[]): Bytes {
+export function zipOf(entries: ZipEntry[]): Bytes {
   const locals: Uint8Array[] = []
   const centrals: Uint8Array[] = []
   let offset = 0

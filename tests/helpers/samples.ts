@@ -3,6 +3,7 @@
  * pngjs, CSV/HTML/Markdown/text as bytes, and broken ones (a corrupt PDF, a PDF whose page tree
  * points at a missing page, a CSV cut inside a quoted field, text with invalid UTF-8).
  */
+import CFB from 'cfb'
 import { PDFDocument, StandardFonts } from 'pdf-lib'
 import { Document, HeadingLevel, Packer, Paragraph, Table, TableCell, TableRow, TextRun } from 'docx'
 import { PNG } from 'pngjs'
@@ -111,10 +112,18 @@ export function pngSample(): Bytes {
   return new Uint8Array(PNG.sync.write(png))
 }
 
-/** The leading bytes of a HEIC photo (an ISO-BMFF `ftyp` box of brand heic and a stub): sniffs as image/heic. */
+/** The leading bytes of a HEIC photo (an ISO-BMFF `ftyp` box of brand heic and a stub holding no image): sniffs as image/heic, cannot be decoded. */
 export function heicSample(): Bytes {
   const ftyp = [0, 0, 0, 0x18, ...utf8('ftypheic'), 0, 0, 0, 0, ...utf8('mif1heic')]
   return new Uint8Array([...ftyp, 0, 0, 0, 0x10, ...utf8('meta'), 0, 0, 0, 0, 0, 0, 0, 0])
+}
+
+/** A compound file (OLE) as a PowerPoint 97-2003 presentation stores it: a recognised type no adapter reads. */
+export function pptSample(): Bytes {
+  const cfb = CFB.utils.cfb_new()
+  CFB.utils.cfb_add(cfb, '/PowerPoint Document', Buffer.from('presentation stream'))
+  CFB.utils.cfb_add(cfb, '/Current User', Buffer.alloc(32))
+  return new Uint8Array(CFB.write(cfb, { type: 'buffer' }) as Buffer)
 }
 
 /** A real 64x64 all-white PNG image (a blank page). */

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, test, setDefaultTimeout } from '
 import { call, problemOf, startApp, type TestApp } from '../helpers/app'
 import {
   allBlocks, corruptPdfSample, csvSample, docxSample, htmlSample, markdownSample, partlyBrokenPdfSample, pdfSample,
-  pngSample, whitePngSample, heicSample, putBytes, settled, startUpload, textSample, truncatedCsvSample, uploadAndComplete, brokenUtf8TextSample, type SampleFile,
+  pngSample, whitePngSample, pptSample, putBytes, settled, startUpload, textSample, truncatedCsvSample, uploadAndComplete, brokenUtf8TextSample, type SampleFile,
 } from '../helpers/samples'
 import { documentText } from '../../server/documents/blocks'
 import { documentIngestionJobKind } from '../../server/documents/ingestion'
@@ -121,26 +121,26 @@ describe('the whole flow for each adapter', () => {
 })
 
 describe('outcomes other than ready', () => {
-  test('a HEIC photo is accepted, stored and ends unsupported_pending saying why (task.failed, error_code unsupported_pending)', async () => {
-    const heic = heicSample()
-    const { doc, complete } = await uploadAndComplete(app, key, scenarioId, { filename: 'photo.heic', contentType: 'image/heic', bytes: heic }, { notifications: [{ channel: 'email', email: { address: 'uw@example.test' } }] })
+  test('a PowerPoint 97-2003 file is accepted, stored and ends unsupported_pending saying why (task.failed, error_code unsupported_pending)', async () => {
+    const ppt = pptSample()
+    const { doc, complete } = await uploadAndComplete(app, key, scenarioId, { filename: 'deck.ppt', contentType: 'application/vnd.ms-powerpoint', bytes: ppt }, { notifications: [{ channel: 'email', email: { address: 'uw@example.test' } }] })
     expect(complete.status).toBe(202)
     const done = await settled(app, key, scenarioId, doc.id)
-    expect(done).toMatchObject({ status: 'unsupported_pending', error_code: 'unsupported_pending', block_count: 0, error_detail: expect.stringContaining('HEIC images cannot be decoded') })
+    expect(done).toMatchObject({ status: 'unsupported_pending', error_code: 'unsupported_pending', block_count: 0, error_detail: expect.stringContaining('PowerPoint 97-2003 presentations are not read') })
     expect(await allBlocks(app, key, scenarioId, doc.id)).toEqual([])
     const dl = await fetch(`${app.url}/v1/scenarios/${scenarioId}/documents/${doc.id}/download`, { headers: { authorization: `Bearer ${key}` } })
-    expect(new Uint8Array(await dl.arrayBuffer())).toEqual(heic)
+    expect(new Uint8Array(await dl.arrayBuffer())).toEqual(ppt)
     const [envelope] = await envelopes(doc.id)
     expect(envelope).toMatchObject({ event_type: 'task.failed', outcome: { status: 'failed', error_code: 'unsupported_pending', summary: 'format not yet supported for automatic ingestion' } })
   })
 
-  test('a blank PNG is read by OCR and ends ready with its page counted blank; a picture without text fails, never ready and empty', async () => {
+  test('a blank PNG is read by OCR and ends ready with its page counted blank; a picture without text is kept as an image without text, never ready and never read text', async () => {
     const { doc } = await uploadAndComplete(app, key, scenarioId, { filename: 'blank.png', contentType: 'image/png', bytes: whitePngSample() })
     const done = await settled(app, key, scenarioId, doc.id)
     expect(done).toMatchObject({ status: 'ready', block_count: 0, page_count: 1, pages: { total: 1, text_layer: 0, ocr: 0, blank: 1, unreadable: 0, low_confidence_blocks: 0 } })
     const picture = await uploadAndComplete(app, key, scenarioId, { filename: 'pattern.png', contentType: 'image/png', bytes: pngSample() })
     expect(await settled(app, key, scenarioId, picture.doc.id)).toMatchObject({
-      status: 'failed', block_count: 0, error_detail: 'page 1 unreadable: no legible text found on a page that is not blank', pages: { total: 1, unreadable: 1 },
+      status: 'ready_degraded', block_count: 0, error_detail: 'image without text: page 1 holds a picture with no legible text', pages: { total: 1, unreadable: 0, image_no_text: 1, ocr: 0 },
     })
   })
 

@@ -78,7 +78,7 @@ describe('hostile documents under the default limits', () => {
     const { doc, latencies } = await ingestWhileProbing(app, key, scenarioId, files.manyPages!)
     expect(doc.status).toBe('ready_degraded')
     expect(doc.error_detail).toBe('pages 1001-5000 unreadable: beyond the page limit 1000 (SVC_PARSE_MAX_PAGES)')
-    expect(doc.pages).toEqual({ total: 5000, text_layer: 1000, ocr: 0, blank: 0, unreadable: 4000, low_confidence_blocks: 0 })
+    expect(doc.pages).toEqual({ total: 5000, text_layer: 1000, ocr: 0, blank: 0, unreadable: 4000, image_no_text: 0, low_confidence_blocks: 0 })
     expect(doc.error_detail).toContain('SVC_PARSE_MAX_PAGES')
     expect(doc.block_count).toBe(1000)
     expect(p99(latencies)).toBeLessThan(100)

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test, setDefaultTimeout } from 'bun:test'
 import { call, problemOf, startApp, type TestApp } from '../helpers/app'
-import { brokenUtf8TextSample, corruptPdfSample, heicSample, pngSample, putBytes, type SampleFile } from '../helpers/samples'
+import { brokenUtf8TextSample, corruptPdfSample, pptSample, pngSample, putBytes, type SampleFile } from '../helpers/samples'
 import { createGroup, deliveriesOf, EMAIL, guidelineDocx, guidelinePdf, guidelineSettled, OBLIGATIONS, uploadGuideline } from '../helpers/authoring'
 
 setDefaultTimeout(60_000) // file-scoped in Bun 1.4: the preload only reaches the first file
@@ -88,7 +88,7 @@ describe('guideline sources', () => {
   test('a recognised type without adapter is unsupported_pending (task.failed unsupported_pending); broken bytes fail; partly broken text is degraded', async () => {
     const group = await createGroup(app, key)
     const cases: [SampleFile, string, Record<string, unknown>][] = [
-      [{ filename: 'photo.heic', contentType: 'image/heic', bytes: heicSample() }, 'unsupported_pending',
+      [{ filename: 'deck.ppt', contentType: 'application/vnd.ms-powerpoint', bytes: pptSample() }, 'unsupported_pending',
         { event_type: 'task.failed', outcome: { status: 'failed', error_code: 'unsupported_pending', summary: 'format not yet supported for automatic processing' } }],
       [{ filename: 'broken.pdf', contentType: 'application/pdf', bytes: corruptPdfSample() }, 'failed',
         { event_type: 'task.failed', outcome: { status: 'failed', error_code: 'guideline_ingestion_failed', summary: 'processing failed: the PDF structure is invalid' } }],

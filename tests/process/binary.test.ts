@@ -9,6 +9,9 @@ import { spawnService, type ServiceProcess } from '../helpers/service-process'
 import { docxSample, pdfSample } from '../helpers/samples'
 import { imageOnlyPdf, scanned, textPage } from '../helpers/scans'
 import { CJK_TEXT, cjkPdf } from '../helpers/pdf-fixtures'
+import { faxTiff } from '../helpers/tiff'
+import { heicOf, heifEncoder } from '../helpers/heic'
+import { zipOf } from '../helpers/hostile-files'
 
 setDefaultTimeout(60_000) // file-scoped in Bun 1.4: the preload only reaches the first file
 
@@ -56,6 +59,10 @@ test('the compiled binary parses documents, OCR included, in its own parser proc
     // OCR: the engine and the English model travel inside the binary.
     { filename: 'a.png', content_type: 'image/png', bytes: new Uint8Array(textPage(['Compiled OCR reads this line']).toBuffer('image/png')), text: 'Compiled OCR reads this line' },
     { filename: 'scan.pdf', content_type: 'application/pdf', bytes: await imageOnlyPdf([scanned(textPage(['A scanned page inside the binary']))]), text: 'A scanned page inside the binary' },
+    // A CCITT G4 fax TIFF (directories at the end), a HEIC (libheif's WebAssembly inside the binary) and a ZIP bundle.
+    { filename: 'fax.tif', content_type: 'image/tiff', bytes: faxTiff([textPage(['A faxed page inside the binary'], { fontPx: 36 })]), text: 'A faxed page inside the binary' },
+    ...(heifEncoder() ? [{ filename: 'photo.heic', content_type: 'image/heic', bytes: heicOf(textPage(['A HEIC photo inside the binary'], { fontPx: 36 })), text: 'A HEIC photo inside the binary' }] : []),
+    { filename: 'bundle.zip', content_type: 'application/zip', bytes: zipOf([{ name: 'inside.txt', data: new TextEncoder().encode('Inside the bundle\n'), crc32: Bun.hash.crc32(new TextEncoder().encode('Inside the bundle\n')) >>> 0, size: 18, method: 0 }]), text: 'ZIP bundle of 1 file: inside.txt' },
   ]
   for (const file of files) {
     const start = await api('POST', `/v1/scenarios/${scenario.body.id}/documents`, { filename: file.filename, content_type: file.content_type, size_bytes: file.bytes.length })

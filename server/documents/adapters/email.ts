@@ -48,22 +48,64 @@ export function keepAttachments(found: Attachment[], options: { maxAttachments?:
   return { attachments, notes }
 }
 
+/** A header field line, a folded continuation, or an mbox "From " line (RFC 5322; Python's email.feedparser headerRE). */
+const HEADER_LINE = /^(?:From |[\x21-\x39\x3b-\x7e]+:|[ \t])/
+
+/**
+ * The message with its header block repaired as Python's `email` package reads it: a line that is
+ * neither a header nor a continuation ends the headers and starts the body (a missing blank line,
+ * a message with no headers at all), and a whitespace-only line inside the headers is a (blank)
+ * continuation, not the end of the headers. Bytes are kept one for one (latin1) past the repair.
+ */
+export function repairHeaderBlock(bytes: Uint8Array): Uint8Array {
+  const head = new TextDecoder('latin1').decode(bytes.subarray(0, Math.min(bytes.length, 256 * 1024)))
+  const lines = head.split(/(?<=\n)/)
+  const out: string[] = []
+  let at = 0
+  for (const line of lines) {
+    const bare = line.replace(/\r?\n$/, '')
+    if (bare === '') return bytes // a proper separator: nothing to repair
+    if (/^[ \t]+$/.test(bare)) { at += line.length; continue } // blank continuation: dropped
+    if (!HEADER_LINE.test(bare) || (out.length === 0 && /^[ \t]/.test(bare))) break
+    out.push(line)
+    at += line.length
+  }
+  if (at >= head.length && head.length === bytes.length) return bytes // headers only, no body
+  const repaired = new Uint8Array(bytes.length + 2)
+  const kept = Uint8Array.from(out.join(''), (c) => c.charCodeAt(0))
+  repaired.set(kept)
+  repaired.set([0x0d, 0x0a], kept.length)
+  repaired.set(bytes.subarray(at), kept.length + 2)
+  return repaired.subarray(0, kept.length + 2 + bytes.length - at)
+}
+
+/** The raw body after the header block, as text (undecoded transfer encoding left as is): what is kept when the MIME structure gives nothing. */
+function rawBody(bytes: Uint8Array): string {
+  const text = new TextDecoder('utf-8').decode(bytes)
+  const sep = /\r?\n\r?\n/.exec(text)
+  return sep ? text.slice(sep.index + sep[0].length) : ''
+}
+
 /** The EML adapter. */
 export const readEmail: Adapter = async (bytes, options = DEFAULT_READ_LIMITS) => {
   let email: Awaited<ReturnType<typeof PostalMime.parse>>
+  const repaired = repairHeaderBlock(bytes)
   try {
     // Every attached message stays an attachment: it becomes a document of its own, read in turn.
-    email = await PostalMime.parse(bytes, { attachmentEncoding: 'arraybuffer', forceRfc822Attachments: true, maxRfc822NestingDepth: 0 } as never)
+    email = await PostalMime.parse(repaired, { attachmentEncoding: 'arraybuffer', forceRfc822Attachments: true, maxRfc822NestingDepth: 0 } as never)
   } catch {
     throw new UnreadableDocument('the email could not be parsed')
   }
+  // A structure that yields no part at all (a multipart without its boundary): the body is kept
+  // as the text it is, as Python's email package keeps it, and the parse says so.
+  const structureLost = !email.text?.trim() && !email.html?.trim() && !(email.attachments ?? []).length && rawBody(repaired).trim() !== ''
   const segments = messageSegments({
     subject: email.subject,
     from: address(email.from as never),
     to: (email.to ?? []).map((a) => address(a as never)).join(', '),
     cc: (email.cc ?? []).map((a) => address(a as never)).join(', '),
     date: email.date,
-    text: email.text,
+    text: structureLost ? rawBody(repaired) : email.text,
     html: email.html,
   })
   const { attachments, notes } = keepAttachments((email.attachments ?? []).map((a, i) => ({
@@ -71,5 +113,6 @@ export const readEmail: Adapter = async (bytes, options = DEFAULT_READ_LIMITS) =
     contentType: (a.mimeType || 'application/octet-stream').toLowerCase(),
     bytes: new Uint8Array(a.content as ArrayBuffer),
   })), options)
+  if (structureLost) notes.push('the MIME structure of the body could not be followed; its raw text was kept')
   return { pages: [{ page: 1, segments }], degraded: notes.length > 0, notes, attachments }
 }

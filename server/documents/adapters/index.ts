@@ -28,4 +28,5 @@ export const ADAPTERS: Record<AdapterName, Adapter> = {
   doc: lazy(async () => (await import('./doc')).readDoc),
   rtf: lazy(async () => (await import('./rtf')).readRtf),
   odt: lazy(async () => (await import('./odt')).readOdt),
+  zip: lazy(async () => (await import('./zip')).readZip),
 }

@@ -20,10 +20,11 @@ export interface Cell { column: string; value: string }
 export interface Segment { kind: BlockKind; text: string; source?: TextSource; confidence?: number; cells?: Cell[]; sheet?: string }
 
 /**
- * How one page ended: read from its text layer, read by OCR, genuinely empty, or unreadable (with
- * the reason). Every page of a document ends with exactly one.
+ * How one page ended: read from its text layer, read by OCR, genuinely empty, unreadable (with
+ * the reason), or a picture in which OCR found no legible text (`image_no_text`: kept, never read
+ * text, never a failure). Every page of a document ends with exactly one.
  */
-export const PAGE_OUTCOMES = ['text_layer', 'ocr', 'blank', 'unreadable'] as const
+export const PAGE_OUTCOMES = ['text_layer', 'ocr', 'blank', 'unreadable', 'image_no_text'] as const
 export type PageOutcome = (typeof PAGE_OUTCOMES)[number]
 
 /**
@@ -82,7 +83,7 @@ export interface OcrEngine {
    * Recognises one encoded image (PNG, JPEG, WebP, ...), within the pixel and time limits; a
    * function is called only once the page is admitted (so refused pages are never decoded).
    */
-  image(bytes: Uint8Array | (() => Uint8Array)): Promise<RecognizedPage>
+  image(bytes: Uint8Array | (() => Uint8Array | Promise<Uint8Array>)): Promise<RecognizedPage>
   /** Renders one page of an open PDF and recognises it. */
   pdfPage(pdf: RenderablePdf, pageNumber: number): Promise<RecognizedPage>
 }

@@ -193,7 +193,7 @@ export class OcrRecognizer {
         if (refused) return refused
         let image: Uint8Array
         try {
-          image = typeof bytes === 'function' ? bytes() : bytes
+          image = typeof bytes === 'function' ? await bytes() : bytes
         } catch {
           return { segments: [], outcome: 'unreadable', reason: 'the image could not be decoded' }
         }

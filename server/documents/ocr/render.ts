@@ -1,10 +1,9 @@
 /**
  * Images for OCR: a PDF page rendered by pdf.js onto a `@napi-rs/canvas` canvas (Skia, prebuilt,
- * MIT), and TIFF frames decoded by `utif2` and re-encoded as PNG. Sizes are checked before any
- * pixel is allocated, so a page or frame over the pixel limit costs nothing.
+ * MIT). Sizes are checked before any pixel is allocated, so a page over the pixel limit costs
+ * nothing. (TIFF frames are decoded by the image adapter: adapters/tiff.ts.)
  */
 import { renderPageAsImage } from 'unpdf'
-import UTIF from 'utif2'
 import { createCanvas, loadImage } from '@napi-rs/canvas'
 import type { RenderablePdf } from '../adapters/types'
 
@@ -103,31 +102,4 @@ export async function inkShare(bytes: Uint8Array): Promise<number | undefined> {
   } catch {
     return undefined
   }
-}
-
-/** One frame of a TIFF: its size, and a way to get it as PNG (decoded only when asked). */
-export interface TiffFrame { width: number; height: number; png(): Uint8Array }
-
-/** The frames (pages) of a TIFF file, decoded lazily; throws on a file that is not a TIFF. */
-export function tiffFrames(bytes: Uint8Array): TiffFrame[] {
-  const buffer = bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer
-  const ifds = UTIF.decode(buffer)
-  return ifds.map((ifd) => {
-    const width = Number((ifd as Record<string, unknown>).t256?.toString().split(',')[0] ?? 0)
-    const height = Number((ifd as Record<string, unknown>).t257?.toString().split(',')[0] ?? 0)
-    return {
-      width,
-      height,
-      png() {
-        UTIF.decodeImage(buffer, ifd)
-        const rgba = UTIF.toRGBA8(ifd)
-        const canvas = createCanvas(ifd.width, ifd.height)
-        const ctx = canvas.getContext('2d')
-        const data = ctx.createImageData(ifd.width, ifd.height)
-        data.data.set(rgba)
-        ctx.putImageData(data, 0, 0)
-        return new Uint8Array(canvas.toBuffer('image/png'))
-      },
-    }
-  })
 }

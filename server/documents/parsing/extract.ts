@@ -7,7 +7,7 @@ import { defaultLogger } from '../../observability/log'
 import { ADAPTERS, UnreadableDocument, type Extraction, type Segment } from '../adapters'
 import type { AdapterName } from '../registry'
 import { toBlocks, type Block } from '../blocks'
-import { summarisePages, unreadableDetail, type PageSummary } from './pages'
+import { imageDetail, summarisePages, unreadableDetail, type PageSummary } from './pages'
 import type { OcrLimits } from '../ocr/engine'
 import type { Attachment, OcrEngine, UnreadableCode } from '../adapters/types'
 
@@ -66,12 +66,14 @@ export async function extractDocument(documentId: string, type: { adapter: Adapt
     const { extraction, note } = withinBlockLimits(read, limits)
     const pages = summarisePages(extraction)
     const unreadable = unreadableDetail(extraction)
-    const notes = [...(unreadable ? [unreadable] : []), ...extraction.notes, ...(note ? [note] : [])]
+    const images = imageDetail(extraction)
+    const notes = [...(images ? [images] : []), ...(unreadable ? [unreadable] : []), ...extraction.notes, ...(note ? [note] : [])]
     const blocks = toBlocks(documentId, extraction)
-    // Content but no text is never `ready`: every page that was not blank was unreadable.
+    // Content but no text is never `ready`: every page that was not blank was unreadable. A picture
+    // without text is kept (`ready_degraded`, its detail saying so): it holds no text to have lost.
     if (blocks.length === 0 && pages.unreadable > 0) return { kind: 'unreadable', reason: notes.join('; '), pages }
     return {
-      kind: 'parsed', blocks, pageCount: extraction.pages.length, degraded: extraction.degraded || pages.unreadable > 0 || note !== undefined, notes, pages,
+      kind: 'parsed', blocks, pageCount: extraction.pages.length, degraded: extraction.degraded || pages.unreadable > 0 || pages.image_no_text > 0 || note !== undefined, notes, pages,
       ...(read.attachments?.length ? { attachments: read.attachments } : {}),
     }
   } catch (e) {

@@ -13,11 +13,16 @@ export interface PageSummary {
   ocr: number
   blank: number
   unreadable: number
+  /** Pictures in which OCR found no legible text. */
+  image_no_text: number
   /** OCR blocks whose confidence is under LOW_CONFIDENCE: kept, counted, shown. */
   low_confidence_blocks: number
   /** Text formats: the character encoding read and what chose it (the declared charset, a BOM, the detector (chardet), or the UTF-8 default). */
   text_encoding?: { charset: string; source: 'declared' | 'bom' | 'detected' | 'default' }
 }
+
+/** A summary as stored: those written before an outcome existed lack its count. */
+export type StoredPageSummary = Omit<PageSummary, 'image_no_text'> & { image_no_text?: number }
 
 /** An OCR block under this mean word confidence (0-100) is counted as low confidence. */
 export const LOW_CONFIDENCE = 60
@@ -29,13 +34,29 @@ export function outcomeOf(page: ExtractedPage): PageOutcome {
 
 /** Counts the outcomes of an extraction's pages. */
 export function summarisePages(extraction: Extraction): PageSummary {
-  const summary: PageSummary = { total: extraction.pages.length, text_layer: 0, ocr: 0, blank: 0, unreadable: 0, low_confidence_blocks: 0 }
+  const summary: PageSummary = { total: extraction.pages.length, text_layer: 0, ocr: 0, blank: 0, unreadable: 0, image_no_text: 0, low_confidence_blocks: 0 }
   if (extraction.encoding) summary.text_encoding = { ...extraction.encoding }
   for (const page of extraction.pages) {
     summary[outcomeOf(page)]++
     for (const s of page.segments) if (s.source === 'ocr' && (s.confidence ?? 0) < LOW_CONFIDENCE) summary.low_confidence_blocks++
   }
   return summary
+}
+
+/** A stored summary with every outcome counted (summaries written before an outcome existed lack its count: 0). */
+export function withAllOutcomes(summary: StoredPageSummary): PageSummary {
+  return { ...summary, image_no_text: summary.image_no_text ?? 0 }
+}
+
+/**
+ * Names the pages that are pictures without text ("image without text: page 1 holds a picture
+ * with no legible text"), so the document's detail says plainly what it holds.
+ */
+export function imageDetail(extraction: Extraction): string | undefined {
+  const pages = extraction.pages.filter((p) => outcomeOf(p) === 'image_no_text').map((p) => p.page)
+  if (pages.length === 0) return undefined
+  const which = pages.length === 1 ? `page ${pages[0]} holds` : pages.length <= 10 ? `pages ${pages.join(', ')} hold` : `${pages.length} pages hold`
+  return `image without text: ${which} a picture with no legible text`
 }
 
 /** The longest list of unreadable pages a detail carries; the rest is summed up. */

@@ -1,0 +1,60 @@
+/**
+ * HEIC/HEIF images (every iPhone photo), decoded by libheif compiled to WebAssembly (`heic-decode`
+ * over `libheif-js`, the decoder and its wasm embedded in one JavaScript file: nothing is fetched
+ * at run time and `bun build --compile` carries it). Each top-level image of the file is a page.
+ * Sizes are read from the file's headers (`ispe` boxes) before libheif is even loaded, and again
+ * from libheif's parse of the container before any pixel is decoded, so an image claiming more
+ * pixels than the limit costs nothing.
+ */
+import { imageSize } from 'image-size'
+import { createCanvas } from '@napi-rs/canvas'
+
+/** The HEIF brands (ftyp) of still images and image sequences. */
+const BRANDS = new Set(['heic', 'heix', 'hevc', 'hevx', 'heim', 'heis', 'mif1', 'msf1'])
+
+/** Whether bytes start with an ISO-BMFF `ftyp` box of a HEIF brand. */
+export function isHeif(b: Uint8Array): boolean {
+  if (b.length < 12 || String.fromCharCode(b[4]!, b[5]!, b[6]!, b[7]!) !== 'ftyp') return false
+  return BRANDS.has(String.fromCharCode(b[8]!, b[9]!, b[10]!, b[11]!))
+}
+
+/** One image of a HEIF file: its size, and a way to get it as PNG (decoded only when asked). */
+export interface HeifImage { width: number; height: number; png(): Promise<Uint8Array> }
+
+/** A HEIF file opened: its images, and `close` to free libheif's memory for them. */
+export interface HeifFile { images: HeifImage[]; close(): void }
+
+/** The largest image a HEIF file's headers declare (width x height), or undefined when they declare none. */
+export function heifDeclaredPixels(bytes: Uint8Array): number | undefined {
+  try {
+    const size = imageSize(bytes)
+    const all = [size, ...(size.images ?? [])]
+    return Math.max(...all.map((s) => (s.width ?? 0) * (s.height ?? 0)))
+  } catch {
+    return undefined
+  }
+}
+
+interface DecodedImage { width: number; height: number; decode(): Promise<{ width: number; height: number; data: Uint8ClampedArray }> }
+
+/** Opens a HEIF file with libheif (its container only: no image is decoded yet). Throws when libheif cannot parse it. */
+export async function openHeif(bytes: Uint8Array): Promise<HeifFile> {
+  const { default: decode } = await import('heic-decode') as unknown as { default: { all(o: { buffer: Uint8Array }): Promise<DecodedImage[] & { dispose(): void }> } }
+  const images = await decode.all({ buffer: bytes })
+  return {
+    images: images.map((image) => ({
+      width: image.width,
+      height: image.height,
+      async png() {
+        const { width, height, data } = await image.decode()
+        const canvas = createCanvas(width, height)
+        const ctx = canvas.getContext('2d')
+        const pixels = ctx.createImageData(width, height)
+        pixels.data.set(data)
+        ctx.putImageData(pixels, 0, 0)
+        return new Uint8Array(canvas.toBuffer('image/png'))
+      },
+    })),
+    close: () => images.dispose(),
+  }
+}
