@@ -4,6 +4,7 @@
  * A frame over the pixel limit is refused from its header, before any pixel is decoded.
  */
 import { tiffFrames } from '../ocr/render'
+import { pagesInFlight } from '../ocr/in-flight'
 import { DEFAULT_READ_LIMITS, UnreadableDocument, type Adapter, type ExtractedPage, type RecognizedPage } from './types'
 
 const isTiff = (b: Uint8Array) =>
@@ -26,6 +27,8 @@ export const readImage: Adapter = async (bytes, options = DEFAULT_READ_LIMITS) =
   }
   if (frames.length === 0) throw new UnreadableDocument('the TIFF holds no image')
   const pages: ExtractedPage[] = []
+  // Frames are read in parallel (up to the engine's `parallel`), each filling its own place.
+  const inFlight = pagesInFlight(ocr?.parallel ?? 1)
   for (let i = 0; i < frames.length; i++) {
     const n = i + 1
     if (n > options.maxPages) {
@@ -39,8 +42,12 @@ export const readImage: Adapter = async (bytes, options = DEFAULT_READ_LIMITS) =
       pages.push({ page: n, segments: [], outcome: 'unreadable', reason: `the image has ${pixels} pixels, over the limit of ${ocr.maxPixels} (SVC_OCR_MAX_PIXELS)` })
       continue
     }
-    pages.push({ page: n, ...(await ocr.image(() => frame.png())) })
-    options.onPage?.(n, frames.length)
+    const at = pages.push({ page: n, segments: [], outcome: 'unreadable', reason: 'the image could not be recognised' }) - 1
+    await inFlight.add(async () => {
+      pages[at] = { page: n, ...(await ocr.image(() => frame.png())) }
+      options.onPage?.(n, frames.length)
+    })
   }
+  await inFlight.drain()
   return { pages, degraded: false, notes: [] }
 }
