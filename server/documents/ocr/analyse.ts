@@ -69,7 +69,7 @@ export async function analysePage(bytes: Uint8Array): Promise<PageAnalysis | und
   for (let i = 0; i < grey.length; i++) {
     const g = (data[i * 4]! * 77 + data[i * 4 + 1]! * 150 + data[i * 4 + 2]! * 29) >> 8
     grey[i] = g
-    if (g < 160) dark++
+    if (g < DARK) dark++
   }
   const ink = edges(grey, w, h)
   const found = orientation(ink, w, h)
@@ -115,17 +115,53 @@ export function preparePage(analysis: PageAnalysis, turns: 0 | 1 | 2 | 3, bytes:
   return out
 }
 
-/** The edge map: 1 where a pixel differs from its right or lower neighbour by EDGE_STEP or more. */
+/** Grey levels under this are ink (dark text, blurred strokes included). */
+const DARK = 160
+
+/** The ink map: 1 where a pixel is dark, or differs from its right or lower neighbour by EDGE_STEP or more (light text on dark). */
 function edges(grey: Uint8Array, w: number, h: number): Uint8Array {
   const out = new Uint8Array(w * h)
   for (let y = 0; y < h - 1; y++) {
     for (let x = 0; x < w - 1; x++) {
       const i = y * w + x
       const g = grey[i]!
-      if (Math.abs(g - grey[i + 1]!) >= EDGE_STEP || Math.abs(g - grey[i + w]!) >= EDGE_STEP) out[i] = 1
+      if (g < DARK || Math.abs(g - grey[i + 1]!) >= EDGE_STEP || Math.abs(g - grey[i + w]!) >= EDGE_STEP) out[i] = 1
     }
   }
   return out
+}
+
+/**
+ * Gaps between ink this short are bridged when measuring runs, so letters of a word join while
+ * lines stay apart: BRIDGE_PX, or a third of the text size for large text.
+ */
+const BRIDGE_PX = 6
+
+/**
+ * The mean length of bridged ink runs along rows (`horizontal`) or along columns: text runs long
+ * along its lines (words) and short across them (letter height), a single line included.
+ */
+function meanRun(ink: Uint8Array, w: number, h: number, horizontal: boolean, bridge: number): number {
+  const outer = horizontal ? h : w
+  const inner = horizontal ? w : h
+  const step = horizontal ? 1 : w
+  let runs = 0
+  let total = 0
+  for (let o = 0; o < outer; o++) {
+    let i = horizontal ? o * w : o
+    let start = -1
+    let lastInk = -bridge - 1
+    for (let k = 0; k < inner; k++, i += step) {
+      if (ink[i] === 0) continue
+      if (k - lastInk > bridge + 1) {
+        if (start >= 0 && lastInk - start >= 2) { runs++; total += lastInk - start + 1 }
+        start = k
+      }
+      lastInk = k
+    }
+    if (start >= 0 && lastInk - start >= 2) { runs++; total += lastInk - start + 1 }
+  }
+  return runs === 0 ? 0 : total / runs
 }
 
 /**
@@ -219,8 +255,10 @@ function median(xs: number[]): number | undefined {
 /** The quarter turn that makes the text upright, whether that is sure, and the median line height. */
 function orientation(ink: Uint8Array, w: number, h: number): { turns: 0 | 1 | 2 | 3; sure: boolean; lineHeight: number | undefined } {
   const p = profiles(ink, w, h)
-  const jh = jumpiness(p.rows)
-  const jv = jumpiness(p.cols)
+  const sizes = [p.rowStrips, p.colStrips].map((strips) => median(strips.flatMap((rows) => lines(rows).map((l) => l.to - l.from + 1))) ?? 0)
+  const bridge = Math.max(BRIDGE_PX, Math.round(Math.min(...sizes) / 3))
+  const jh = meanRun(ink, w, h, true, bridge)
+  const jv = meanRun(ink, w, h, false, bridge)
   const sideways = jv > jh
   // Lines of a typical size only, strip by strip: rules, boxes and pictures are not text.
   let above = 0
@@ -243,10 +281,12 @@ function orientation(ink: Uint8Array, w: number, h: number): { turns: 0 | 1 | 2 
   // Rows increase downwards (horizontal text) or rightwards (sideways text): more ink towards lower
   // rows means letter tops face up, or left (a page turned a quarter counter-clockwise: one
   // clockwise turn puts it upright).
-  const tops = share >= 0.5
-  const turns: 0 | 1 | 2 | 3 = sideways ? (tops ? 1 : 3) : (tops ? 0 : 2)
   const axisSure = Math.max(jh, jv) > 1.25 * Math.min(jh, jv)
   const directionSure = count >= 6 && weight > 0 && Math.abs(share - 0.5) >= 0.12
-  if (process.env.SVC_OCR_DEBUG) console.error({ jh, jv, share, weight, lines: count, typical })
-  return { turns, sure: axisSure && directionSure, lineHeight: typical }
+  // Most pages are upright: a weak up/down signal on horizontal lines reads them upright first.
+  const tops = share >= 0.5 || (!sideways && !directionSure)
+  const turns: 0 | 1 | 2 | 3 = sideways ? (tops ? 1 : 3) : (tops ? 0 : 2)
+  // A "line" a good part of the page tall is a picture or noise, not text: no height to scale to.
+  const lineHeight = typical !== undefined && count >= 3 && typical <= Math.min(w, h) / 8 ? typical : undefined
+  return { turns, sure: axisSure && directionSure, lineHeight }
 }

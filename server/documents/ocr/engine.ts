@@ -175,13 +175,19 @@ export class OcrRecognizer {
       const analysis = await analysePage(bytes)
       if (!analysis) return { segments: [], outcome: 'unreadable', reason: 'the image could not be decoded' }
       let best: Reading
+      // A page showing text lines is read to the end once, however long that takes (only the
+      // document's bound stops it): its reading is kept even past the page's limit. A page where
+      // the analysis found no lines (a picture, noise) gets its page limit and no more.
+      const pageLimit = analysis.lineHeight === undefined ? AbortSignal.timeout(this.limits.pageTimeoutMs) : undefined
       try {
         stats.recognitions++
-        // The first reading is not thrown away for lateness: only the document's bound stops it.
-        best = await this.#recognise(preparePage(analysis, analysis.turns, bytes), documentSignal)
+        best = await this.#recognise(preparePage(analysis, analysis.turns, bytes), pageLimit ? AbortSignal.any([documentSignal, pageLimit]) : documentSignal)
       } catch (e) {
-        if (e instanceof DocumentExpired || documentSignal.aborted) return { segments: [], outcome: 'unreadable', reason: DOCUMENT_BOUND_REASON }
-        if (process.env.SVC_OCR_DEBUG) console.error(e)
+        if (documentSignal.aborted) return { segments: [], outcome: 'unreadable', reason: DOCUMENT_BOUND_REASON }
+        if (pageLimit?.aborted) {
+          stats.pageLimitReached++
+          return { segments: [], outcome: 'unreadable', reason: `no text lines found, and OCR took longer than the ${Math.round(this.limits.pageTimeoutMs / 1000)} s page limit (SVC_OCR_PAGE_TIMEOUT_MS)` }
+        }
         return { segments: [], outcome: 'unreadable', reason: 'the image could not be recognised' }
       }
       const left = this.limits.pageTimeoutMs - (performance.now() - started)
