@@ -78,6 +78,9 @@ function modelDirectory(): string {
  */
 const threadScript = compiled ? '/$bunfs/root/documents/ocr/tesseract-thread.js' : fileURLToPath(new URL('./tesseract-thread.ts', import.meta.url))
 
+/** A page with no text lines and under this share of dark pixels is blank, not worth a recognition. */
+const NO_INK_SHARE = 0.0005
+
 /** What a document's OCR did, for the parse's record (tests count recognitions with it). */
 export interface OcrStats {
   /** Pages given to the recogniser. */
@@ -138,8 +141,11 @@ export class OcrRecognizer {
     signal.addEventListener('abort', end, { once: true })
     try {
       const w = await worker
+      if (signal.aborted) throw new DocumentExpired()
+      const job = w.recognize(Buffer.from(image.buffer, image.byteOffset, image.byteLength), {}, { blocks: true, text: false })
+      job.catch(() => {}) // an aborted job's worker is ended: its rejection is expected
       const result = await Promise.race([
-        w.recognize(Buffer.from(image.buffer, image.byteOffset, image.byteLength), {}, { blocks: true, text: false }),
+        job,
         new Promise<never>((_, reject) => signal.addEventListener('abort', () => reject(new DocumentExpired()), { once: true })),
       ])
       return reading(result.data.blocks ?? [])
@@ -177,8 +183,10 @@ export class OcrRecognizer {
       let best: Reading
       // A page showing text lines is read to the end once, however long that takes (only the
       // document's bound stops it): its reading is kept even past the page's limit. A page where
-      // the analysis found no lines (a picture, noise) gets its page limit and no more.
-      const pageLimit = analysis.lineHeight === undefined ? AbortSignal.timeout(this.limits.pageTimeoutMs) : undefined
+      // the analysis found no lines and much ink (a picture, noise) gets its page limit and no
+      // more; one with no lines and no ink at all is blank without being recognised.
+      if (analysis.lineHeight === undefined && analysis.ink < NO_INK_SHARE) return { segments: [], outcome: 'blank' }
+      const pageLimit = analysis.lineHeight === undefined && analysis.ink > BLANK_INK_SHARE ? AbortSignal.timeout(this.limits.pageTimeoutMs) : undefined
       try {
         stats.recognitions++
         best = await this.#recognise(preparePage(analysis, analysis.turns, bytes), pageLimit ? AbortSignal.any([documentSignal, pageLimit]) : documentSignal)

@@ -325,11 +325,14 @@ export function createParserPool(config: ParseConfig, log: (level: 'info' | 'war
   /** Hands free children (existing, or new up to both lanes' size) to waiting requests whose lane has room. */
   const dispatch = () => {
     while (!closed && waiting.length > 0) {
-      const idle = [...children].find((c) => !c.busy && c.proc.exitCode === null && c.proc.signalCode === null)
-      if (!idle && children.size >= config.workers + config.ocrDocuments) return
+      const free = [...children].filter((c) => !c.busy && c.proc.exitCode === null && c.proc.signalCode === null)
+      const room = children.size < config.workers + config.ocrDocuments
+      if (free.length === 0 && !room) return
       const next = nextWaiting()
       if (!next) return
-      const child = idle ?? spawn()
+      // OCR never takes the last ready process while it may start another: a text document arriving
+      // next finds one ready instead of waiting for a process to start.
+      const child = next.lane === 'ocr' && free.length === 1 && room ? spawn() : free[0] ?? spawn()
       child.busy = true
       child.lane = next.lane
       clearTimeout(child.idleTimer)
