@@ -113,6 +113,8 @@ export interface ParseConfig {
   ocrEngine: 'auto' | 'native' | 'wasm'
   /** Pages recognised at once by this process's parser processes together (SVC_OCR_CONCURRENCY; default the CPU count). */
   ocrConcurrency: number
+  /** Documents in OCR at once, each in its own parser process beside the SVC_PARSE_WORKERS text lane (SVC_OCR_DOCUMENTS; default twice SVC_OCR_CONCURRENCY, at least 4). */
+  ocrDocuments: number
   /** Attachments kept of one email (SVC_EMAIL_MAX_ATTACHMENTS), their MiB in sum (SVC_EMAIL_MAX_ATTACHMENT_MB), emails inside emails (SVC_EMAIL_MAX_DEPTH). */
   emailMaxAttachments: number
   emailMaxAttachmentMb: number
@@ -306,6 +308,7 @@ export function loadConfig(env: Env = process.env): Config {
       ocrMaxPages: int(env, 'SVC_OCR_MAX_PAGES', 300, 0, 100_000),
       ocrEngine: oneOf(env, 'SVC_OCR_ENGINE', ['auto', 'native', 'wasm'] as const, 'auto'),
       ocrConcurrency: int(env, 'SVC_OCR_CONCURRENCY', availableParallelism(), 1, 256),
+      ocrDocuments: int(env, 'SVC_OCR_DOCUMENTS', Math.max(4, 2 * int(env, 'SVC_OCR_CONCURRENCY', availableParallelism(), 1, 256)), 1, 256),
       emailMaxAttachments: int(env, 'SVC_EMAIL_MAX_ATTACHMENTS', 50, 0, 10_000),
       emailMaxAttachmentMb: int(env, 'SVC_EMAIL_MAX_ATTACHMENT_MB', 50, 1, 5120),
       emailMaxDepth: int(env, 'SVC_EMAIL_MAX_DEPTH', 3, 1, 20),

@@ -81,7 +81,7 @@ async function parseFollowed(doc: DocumentRow, generation: number, deps: AppDeps
     // The workspace's evaluation policy may read fewer pages, or run no OCR.
     const limits = parseOverrides(await readPolicy(deps.sql, doc.tenant_id))
     const started = performance.now()
-    const outcome = await parseDocument(doc, deps, { onProgress, signal: abort.signal, limits })
+    const outcome = await parseDocument(doc, deps, { onProgress, signal: abort.signal, limits, workspace: doc.tenant_id })
     if ((outcome.kind === 'parsed' || outcome.kind === 'unreadable') && outcome.pages) deps.metrics.ingestionPages(outcome.pages, (performance.now() - started) / 1000)
     if (outcome.kind !== 'parsed' || !outcome.attachments?.length) return outcome
     // Attachments: stored now (outside any transaction), inserted with the parent's outcome.

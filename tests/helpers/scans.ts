@@ -161,3 +161,40 @@ export function hugeWhitePng(width: number, height: number): Bytes {
   for (const p of parts) { out.set(p, at); at += p.length }
   return out
 }
+
+/**
+ * A 1920x1080 screenshot of a web application: a dark title bar with light text, a grey side menu,
+ * and a white panel of `lines` in 16 px sans-serif (screen text, much smaller than a scan's).
+ */
+export function screenshotPage(title: string, lines: string[]): Canvas {
+  const c = createCanvas(1920, 1080)
+  const ctx = c.getContext('2d')
+  ctx.fillStyle = '#f3f4f6'
+  ctx.fillRect(0, 0, 1920, 1080)
+  ctx.fillStyle = '#1f2937'
+  ctx.fillRect(0, 0, 1920, 48)
+  ctx.fillStyle = '#ffffff'
+  ctx.font = '20px sans-serif'
+  ctx.fillText(title, 24, 32)
+  ctx.fillStyle = '#e5e7eb'
+  ctx.fillRect(0, 48, 260, 1032)
+  ctx.fillStyle = '#374151'
+  ctx.font = '16px sans-serif'
+  ;['Dashboard', 'Accounts', 'Payments', 'Documents', 'Settings'].forEach((w, i) => ctx.fillText(w, 24, 100 + i * 40))
+  ctx.fillStyle = '#ffffff'
+  ctx.fillRect(300, 80, 1580, 960)
+  ctx.fillStyle = '#111827'
+  lines.forEach((l, i) => ctx.fillText(l, 330, 130 + i * 30))
+  return c
+}
+
+/** A canvas turned by `quarterTurns` x 90 degrees clockwise (a screenshot or page saved sideways or upside down). */
+export function turned(page: Canvas, quarterTurns: 1 | 2 | 3): Canvas {
+  const sideways = quarterTurns % 2 === 1
+  const c = createCanvas(sideways ? page.height : page.width, sideways ? page.width : page.height)
+  const ctx = c.getContext('2d')
+  ctx.translate(c.width / 2, c.height / 2)
+  ctx.rotate((quarterTurns * Math.PI) / 2)
+  ctx.drawImage(page, -page.width / 2, -page.height / 2)
+  return c
+}

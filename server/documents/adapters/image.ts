@@ -8,6 +8,7 @@
 import { heifDeclaredPixels, isHeif, openHeif } from './heic'
 import { InvalidTiff, tiffDirectories } from './tiff'
 import { isTiff } from './tiff-header'
+import { pagesInFlight } from '../ocr/in-flight'
 import { DEFAULT_READ_LIMITS, UnreadableDocument, type Adapter, type ExtractedPage, type ReadOptions, type RecognizedPage } from './types'
 
 const noEngine: RecognizedPage = { segments: [], outcome: 'unreadable', reason: 'no OCR engine in this process' }
@@ -36,6 +37,8 @@ const overPixels = (pixels: number, max: number) => `the image has ${pixels} pix
 async function readFrames(frames: { width: number; height: number; decode: () => Uint8Array | Promise<Uint8Array> }[], options: ReadOptions): Promise<ExtractedPage[]> {
   const ocr = options.ocr
   const pages: ExtractedPage[] = []
+  // Frames are read in parallel (up to the engine's `parallel`), each filling its own place.
+  const inFlight = pagesInFlight(ocr?.parallel ?? 1)
   for (let i = 0; i < frames.length; i++) {
     const n = i + 1
     if (n > options.maxPages) {
@@ -49,9 +52,13 @@ async function readFrames(frames: { width: number; height: number; decode: () =>
       pages.push({ page: n, segments: [], outcome: 'unreadable', reason: overPixels(pixels, ocr.maxPixels) })
       continue
     }
-    pages.push(asPage(n, await ocr.image(frame.decode)))
-    options.onPage?.(n, frames.length)
+    const at = pages.push({ page: n, segments: [], outcome: 'unreadable', reason: 'the image could not be recognised' }) - 1
+    await inFlight.add(async () => {
+      pages[at] = asPage(n, await ocr.image(frame.decode))
+      options.onPage?.(n, frames.length)
+    })
   }
+  await inFlight.drain()
   return pages
 }
 

@@ -13,6 +13,7 @@ import { packagedDataOptions, type PdfDataUse } from './pdf-data'
 
 /** Why a PDF that needs a user password to be opened is not read. */
 export const PASSWORD_REASON = 'the PDF is password-protected: remove the password and upload it again'
+import { pagesInFlight } from '../ocr/in-flight'
 
 /** The longest page_text block; longer page text is cut at line ends. */
 export const MAX_PAGE_BLOCK_CHARS = 2000
@@ -107,6 +108,8 @@ export const readPdf: Adapter = async (bytes, options = DEFAULT_READ_LIMITS) => 
   try {
     const pages: ExtractedPage[] = []
     const unmappedPages: number[] = []
+    // OCR pages are read in parallel (up to the engine's `parallel`), each filling its own place.
+    const ocrPages = pagesInFlight(options.ocr?.parallel ?? 1)
     const readable = Math.min(pdf.numPages, options.maxPages)
     for (let n = 1; n <= readable; n++) {
       // pdf.js chains promises: let timers and channel events of the parser process run now and then.
@@ -140,7 +143,9 @@ export const readPdf: Adapter = async (bytes, options = DEFAULT_READ_LIMITS) => 
         } else if (!options.ocr) {
           pages.push({ page: n, segments, outcome: 'unreadable', reason: 'image-only page and no OCR engine' })
         } else {
-          pages.push({ page: n, ...withTextLayer(segments, await options.ocr.pdfPage(pdf, n)) })
+          const ocr = options.ocr
+          const at = pages.push({ page: n, segments, outcome: 'unreadable', reason: 'the page could not be read' }) - 1
+          await ocrPages.add(async () => { pages[at] = { page: n, ...withTextLayer(segments, await ocr.pdfPage(pdf, n)) } })
         }
       } catch {
         pages.push({ page: n, segments: [], outcome: 'unreadable', reason: 'the page could not be read' })
@@ -149,6 +154,7 @@ export const readPdf: Adapter = async (bytes, options = DEFAULT_READ_LIMITS) => 
         options.onPage?.(n, pdf.numPages)
       }
     }
+    await ocrPages.drain()
     if (pages.length > 0 && pages.every((p) => p.outcome === 'unreadable' && p.reason === 'the page could not be read')) throw new UnreadableDocument('no page of the PDF could be read')
     for (let n = readable + 1; n <= pdf.numPages; n++) {
       pages.push({ page: n, segments: [], outcome: 'unreadable', reason: `beyond the page limit ${options.maxPages} (${options.maxPagesSource ?? 'SVC_PARSE_MAX_PAGES'})` })

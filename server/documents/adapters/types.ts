@@ -79,6 +79,8 @@ export interface RenderablePdf { getPage(n: number): Promise<unknown> }
 export interface OcrEngine {
   /** The largest image (width x height) it recognises; callers refuse larger ones before decoding. */
   readonly maxPixels: number
+  /** Pages of one document an adapter may have in recognition at once (see ocr/in-flight.ts); 1 when absent. */
+  readonly parallel?: number
   /**
    * Recognises one encoded image (PNG, JPEG, WebP, ...), within the pixel and time limits; a
    * function is called only once the page is admitted (so refused pages are never decoded).

@@ -1,9 +1,14 @@
 /**
- * The OCR engine of a parser process: Tesseract (tesseract.js, WebAssembly) with the English model
- * from the npm registry (`@tesseract.js-data/eng`), so nothing is downloaded at run time. One
- * recogniser per process, created on first use and kept; a page that outlasts its time limit ends
- * `unreadable` and the recogniser is replaced. Every limit turns into an unreadable page with its
- * reason: pixels per page, pages per document, seconds per page, and the document's time budget.
+ * The OCR engine of a parser process: the native `tesseract` command when installed, else
+ * Tesseract as WebAssembly (tesseract.js) with the English model from the npm registry
+ * (`@tesseract.js-data/eng`), so nothing is downloaded at run time.
+ *
+ * A page is looked at once before it is read (analyse.ts: which way up its text is, how tall its
+ * lines are), turned upright and scaled to the text height OCR needs, then recognised once. Only
+ * when the orientation was unsure and the reading is poor is it read once more, turned half way,
+ * and the better reading kept. A page's time limit ends the work on that page, not its result: the
+ * reading obtained is kept. Every other limit turns into an unreadable page with its reason: pixels
+ * per page, pages per document, and the document's time bound.
  */
 import { existsSync, mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -14,19 +19,22 @@ import englishModel from '../../../node_modules/@tesseract.js-data/eng/4.0.0_bes
 import { createWorker, OEM, PSM, type Worker } from 'tesseract.js'
 import { imageSize } from 'image-size'
 import type { OcrEngine, RecognizedPage, RenderablePdf, Segment } from '../adapters/types'
-import { inkShare, isJpeg, jpegOrientation, orientedPng, renderPdfPage } from './render'
+import { renderPdfPage } from './render'
 import { nativeTesseract, recognizeNative, type TesseractParagraph } from './native'
+import { analysePage, preparePage, type PageAnalysis } from './analyse'
 
-/** The limits OCR works within (SVC_OCR_*), and when the whole document's parse must be done. */
+/** The limits OCR works within (SVC_OCR_*). */
 export interface OcrLimits {
   /** Largest image (width x height) recognised or rendered (SVC_OCR_MAX_PIXELS). */
   maxPixels: number
-  /** One page's recognition time limit (SVC_OCR_PAGE_TIMEOUT_MS). */
+  /** One page's time limit (SVC_OCR_PAGE_TIMEOUT_MS): no further pass starts after it; a reading obtained is kept. */
   pageTimeoutMs: number
   /** Pages recognised per document; later ones are unreadable (SVC_OCR_MAX_PAGES). */
   maxPages: number
   /** `native`: the `tesseract` command; `wasm`: tesseract.js; `auto`: native when installed (SVC_OCR_ENGINE). */
   engine: 'auto' | 'native' | 'wasm'
+  /** Pages of one document prepared and recognised at once (the service's OCR slots, SVC_OCR_CONCURRENCY). */
+  parallel?: number
   /** Set when OCR is off for the document (a workspace's evaluation policy): every page it would read is unreadable for this reason. */
   disabledReason?: string
 }
@@ -34,8 +42,8 @@ export interface OcrLimits {
 /** A page whose words average under this confidence is noise, not text: unreadable. */
 export const MIN_PAGE_CONFIDENCE = 30
 
-/** A first reading under this mean confidence is tried again turned by 90, 180 and 270 degrees. */
-const RETRY_TURNS_UNDER = 70
+/** A reading under this mean confidence of a page whose orientation was unsure is read once more, turned half way. */
+const SECOND_READING_UNDER = 70
 
 /** Resolution pages are rendered at for recognition (less when the page is too large for the pixel limit). */
 const RENDER_DPI = 200
@@ -70,28 +78,42 @@ function modelDirectory(): string {
  */
 const threadScript = compiled ? '/$bunfs/root/documents/ocr/tesseract-thread.js' : fileURLToPath(new URL('./tesseract-thread.ts', import.meta.url))
 
-class PageTimeout extends Error {}
+/** A page with no text lines and under this share of dark pixels is blank, not worth a recognition. */
+const NO_INK_SHARE = 0.0005
 
-/** One document's OCR: counts its pages and stops at its deadline. */
-export type DocumentOcr = OcrEngine
+/** What a document's OCR did, for the parse's record (tests count recognitions with it). */
+export interface OcrStats {
+  /** Pages given to the recogniser. */
+  pages: number
+  /** Full recognitions run (at most two a page). */
+  recognitions: number
+  /** Pages whose time limit was reached; their reading was kept. */
+  pageLimitReached: number
+}
 
-/** The process's recogniser, shared by its documents one at a time. */
+/** One document's OCR: counts its pages; `expire` stops it (its time bound is reached). */
+export type DocumentOcr = OcrEngine & { expire(): void; readonly stats: OcrStats }
+
+class DocumentExpired extends Error {}
+
+/** The process's recogniser, shared by its documents and their pages. */
 export class OcrRecognizer {
-  #worker: Promise<Worker> | undefined
+  /** WebAssembly workers not in use (one per page being recognised at once, created on demand). */
+  #idle: Promise<Worker>[] = []
   /** The native command when this recogniser uses it. */
   readonly native: string | null
 
   /**
-   * `slot` waits for one of the service's OCR slots (SVC_OCR_CONCURRENCY, shared by its parser
-   * processes) and resolves with its release; the default admits at once.
+   * `slot` waits for one of the service's OCR slots (SVC_OCR_CONCURRENCY, shared fairly by the
+   * documents of the parser processes) and resolves with its release; the default admits at once.
    */
   constructor(private readonly limits: OcrLimits, private readonly slot: () => Promise<() => void> = async () => () => {}) {
     this.native = limits.engine === 'wasm' ? null : nativeTesseract()
     if (limits.engine === 'native' && !this.native) throw new Error('SVC_OCR_ENGINE=native but no tesseract command with the English model is on PATH')
   }
 
-  #get(): Promise<Worker> {
-    this.#worker ??= createWorker('eng', OEM.LSTM_ONLY, {
+  #worker(): Promise<Worker> {
+    return this.#idle.pop() ?? createWorker('eng', OEM.LSTM_ONLY, {
       langPath: modelDirectory(),
       workerPath: threadScript,
       cacheMethod: 'none',
@@ -102,18 +124,45 @@ export class OcrRecognizer {
       await w.setParameters({ tessedit_pageseg_mode: PSM.AUTO, user_defined_dpi: '300' })
       return w
     })
-    return this.#worker
   }
 
-  /** Drops the recogniser (after a timeout its state is unknown); the next page starts a new one. */
-  async reset(): Promise<void> {
-    const w = this.#worker
-    this.#worker = undefined
-    if (w) await w.then((x) => x.terminate()).catch(() => {})
+  /** Keeps one idle WebAssembly worker (the next page reuses it) and ends the others. */
+  async trim(): Promise<void> {
+    for (const w of this.#idle.splice(1)) await w.then((x) => x.terminate()).catch(() => {})
   }
 
-  /** Recognises one encoded image within the pixel and per-page time limits. */
-  async recognize(bytes: Uint8Array): Promise<RecognizedPage> {
+  /** One recognition of a prepared image; aborting stops it (a WebAssembly worker is then ended, not reused). */
+  async #recognise(image: Uint8Array, signal: AbortSignal): Promise<Reading> {
+    if (signal.aborted) throw new DocumentExpired()
+    if (this.native) return reading(await recognizeNative(this.native, image, signal))
+    const worker = this.#worker()
+    let ended = false
+    const end = () => { ended = true; worker.then((w) => w.terminate()).catch(() => {}) }
+    signal.addEventListener('abort', end, { once: true })
+    try {
+      const w = await worker
+      if (signal.aborted) throw new DocumentExpired()
+      const job = w.recognize(Buffer.from(image.buffer, image.byteOffset, image.byteLength), {}, { blocks: true, text: false })
+      job.catch(() => {}) // an aborted job's worker is ended: its rejection is expected
+      const result = await Promise.race([
+        job,
+        new Promise<never>((_, reject) => signal.addEventListener('abort', () => reject(new DocumentExpired()), { once: true })),
+      ])
+      return reading(result.data.blocks ?? [])
+    } catch (e) {
+      if (!ended) end()
+      throw e
+    } finally {
+      signal.removeEventListener('abort', end)
+      if (!ended) this.#idle.push(worker)
+    }
+  }
+
+  /**
+   * Recognises one encoded image within the pixel limit: looked at, turned and scaled, recognised
+   * once (twice at most). `documentSignal` aborts when the document's time bound is reached.
+   */
+  async recognize(bytes: Uint8Array, documentSignal: AbortSignal = new AbortController().signal, stats: OcrStats = { pages: 0, recognitions: 0, pageLimitReached: 0 }): Promise<RecognizedPage> {
     let size: { width?: number; height?: number }
     try {
       size = imageSize(bytes)
@@ -125,69 +174,77 @@ export class OcrRecognizer {
     if (pixels > this.limits.maxPixels) {
       return { segments: [], outcome: 'unreadable', reason: `the image has ${pixels} pixels, over the limit of ${this.limits.maxPixels} (SVC_OCR_MAX_PIXELS)` }
     }
-    let timer: Timer | undefined
-    const abort = new AbortController()
     const release = await this.slot()
+    stats.pages++
+    const started = performance.now()
     try {
-      const reading = await Promise.race([
-        this.#read(bytes, abort.signal),
-        new Promise<never>((_, reject) => { timer = setTimeout(() => { abort.abort(); reject(new PageTimeout()) }, this.limits.pageTimeoutMs) }),
-      ])
-      if (reading.words === 0 && ((await inkShare(bytes)) ?? 0) > BLANK_INK_SHARE) {
-        return { segments: [], outcome: 'unreadable', reason: 'no legible text found on a page that is not blank' }
+      const analysis = await analysePage(bytes)
+      if (!analysis) return { segments: [], outcome: 'unreadable', reason: 'the image could not be decoded' }
+      let best: Reading
+      // A page showing text lines is read to the end once, however long that takes (only the
+      // document's bound stops it): its reading is kept even past the page's limit. A page where
+      // the analysis found no lines and much ink (a picture, noise) gets its page limit and no
+      // more; one with no lines and no ink at all is blank without being recognised.
+      if (analysis.lineHeight === undefined && analysis.ink < NO_INK_SHARE) return { segments: [], outcome: 'blank' }
+      const pageLimit = analysis.lineHeight === undefined && analysis.ink > BLANK_INK_SHARE ? AbortSignal.timeout(this.limits.pageTimeoutMs) : undefined
+      try {
+        stats.recognitions++
+        best = await this.#recognise(preparePage(analysis, analysis.turns, bytes), pageLimit ? AbortSignal.any([documentSignal, pageLimit]) : documentSignal)
+      } catch (e) {
+        if (documentSignal.aborted) return { segments: [], outcome: 'unreadable', reason: DOCUMENT_BOUND_REASON }
+        if (pageLimit?.aborted) {
+          stats.pageLimitReached++
+          return { segments: [], outcome: 'unreadable', reason: `no text lines found, and OCR took longer than the ${Math.round(this.limits.pageTimeoutMs / 1000)} s page limit (SVC_OCR_PAGE_TIMEOUT_MS)` }
+        }
+        return { segments: [], outcome: 'unreadable', reason: 'the image could not be recognised' }
       }
-      return reading.page
-    } catch (e) {
-      await this.reset()
-      if (e instanceof PageTimeout) return { segments: [], outcome: 'unreadable', reason: `OCR took longer than the ${Math.round(this.limits.pageTimeoutMs / 1000)} s page limit (SVC_OCR_PAGE_TIMEOUT_MS)` }
-      return { segments: [], outcome: 'unreadable', reason: 'the image could not be recognised' }
+      const left = this.limits.pageTimeoutMs - (performance.now() - started)
+      if (left <= 0) stats.pageLimitReached++
+      else if (!analysis.sure && best.meanConfidence < SECOND_READING_UNDER) best = await this.#secondReading(analysis, bytes, best, left, documentSignal, stats)
+      if (best.words === 0 && analysis.ink > BLANK_INK_SHARE) return { segments: [], outcome: 'unreadable', reason: 'no legible text found on a page that is not blank' }
+      return best.page
     } finally {
-      clearTimeout(timer)
       release()
     }
   }
 
-  /**
-   * Reads an image upright: a JPEG's EXIF orientation applied, and a weak first reading tried again
-   * at the other three quarter turns (a page scanned sideways or upside down), keeping the best.
-   */
-  async #read(bytes: Uint8Array, signal: AbortSignal): Promise<Reading> {
-    const native = this.native
-    const worker = native ? undefined : await this.#get()
-    const once = async (image: Uint8Array): Promise<Reading> => {
-      if (native) return reading(await recognizeNative(native, image, signal))
-      const result = await worker!.recognize(Buffer.from(image.buffer, image.byteOffset, image.byteLength), {}, { blocks: true, text: false })
-      return reading(result.data.blocks ?? [])
+  /** The page read turned half way, within what is left of its time limit; the better of the two readings. */
+  async #secondReading(analysis: PageAnalysis, bytes: Uint8Array, first: Reading, leftMs: number, documentSignal: AbortSignal, stats: OcrStats): Promise<Reading> {
+    const limit = new AbortController()
+    const timer = setTimeout(() => limit.abort(), leftMs)
+    try {
+      stats.recognitions++
+      const other = await this.#recognise(preparePage(analysis, analysis.alternative, bytes), AbortSignal.any([limit.signal, documentSignal]))
+      return score(other) > score(first) ? other : first
+    } catch {
+      if (limit.signal.aborted) stats.pageLimitReached++
+      return first
+    } finally {
+      clearTimeout(timer)
     }
-    const upright = isJpeg(bytes) && jpegOrientation(bytes) !== 1 ? (await orientedPng(bytes, 0)) ?? bytes : bytes
-    let best = await once(upright)
-    if (best.words === 0 || best.meanConfidence >= RETRY_TURNS_UNDER) return best
-    for (const turns of [1, 2, 3] as const) {
-      const turned = await orientedPng(upright, turns)
-      if (!turned) break
-      const r = await once(turned)
-      if (r.meanConfidence * Math.sqrt(r.words) > best.meanConfidence * Math.sqrt(best.words)) best = r
-      if (best.meanConfidence >= RETRY_TURNS_UNDER) break
-    }
-    return best
   }
 
   /**
-   * The engine of one document: `deadline` (epoch ms) is when its parse must be done, so pages
-   * not recognised by then are unreadable for that reason instead of the whole parse being killed.
+   * The engine of one document: pages beyond the OCR page limit, or asked for once the document's
+   * time bound is reached (`expire`), are unreadable for that reason.
    */
-  forDocument(deadline: number): DocumentOcr {
+  forDocument(): DocumentOcr {
     const limits = this.limits
+    const expired = new AbortController()
+    const stats: OcrStats = { pages: 0, recognitions: 0, pageLimitReached: 0 }
     let pagesDone = 0
     const gate = (): RecognizedPage | undefined => {
       if (limits.disabledReason) return { segments: [], outcome: 'unreadable', reason: limits.disabledReason }
       if (pagesDone >= limits.maxPages) return { segments: [], outcome: 'unreadable', reason: `not recognised: beyond the OCR page limit ${limits.maxPages} (SVC_OCR_MAX_PAGES)` }
-      if (Date.now() > deadline) return { segments: [], outcome: 'unreadable', reason: 'not recognised: the document\'s time limit was reached (SVC_PARSE_TIMEOUT_MS)' }
+      if (expired.signal.aborted) return { segments: [], outcome: 'unreadable', reason: DOCUMENT_BOUND_REASON }
       pagesDone++
       return undefined
     }
     return {
       maxPixels: limits.maxPixels,
+      parallel: Math.max(1, limits.parallel ?? 1),
+      stats,
+      expire: () => expired.abort(),
       image: async (bytes) => {
         const refused = gate()
         if (refused) return refused
@@ -197,18 +254,24 @@ export class OcrRecognizer {
         } catch {
           return { segments: [], outcome: 'unreadable', reason: 'the image could not be decoded' }
         }
-        return this.recognize(image)
+        return this.recognize(image, expired.signal, stats)
       },
       pdfPage: async (pdf: RenderablePdf, pageNumber: number) => {
         const refused = gate()
         if (refused) return refused
         const png = await renderPdfPage(pdf, pageNumber, { dpi: RENDER_DPI, maxPixels: limits.maxPixels })
         if (!png) return { segments: [], outcome: 'unreadable', reason: 'the page could not be rendered' }
-        return this.recognize(png)
+        return this.recognize(png, expired.signal, stats)
       },
     }
   }
 }
+
+/** The reason of a page not read because its document's time bound was reached. */
+const DOCUMENT_BOUND_REASON = "not recognised: the document's time limit was reached (SVC_PARSE_TIMEOUT_MS, plus SVC_OCR_PAGE_TIMEOUT_MS for each page recognised)"
+
+/** How good a reading is: confident words count, more words count (sublinearly). */
+const score = (r: Reading) => r.meanConfidence * Math.sqrt(r.words)
 
 export type { TesseractParagraph } from './native'
 

@@ -3,7 +3,12 @@
  * HTTP and claims jobs. Each child reads one document at a time; the pool watches its resident
  * memory and its wall clock from outside and kills it on a breach (the document then ends with the
  * limit named), replaces children that crash, retires children that grew, and lets idle ones go.
- * Requests beyond the pool's size wait in order.
+ *
+ * Scheduling (see docs/documents.md): two lanes of parser processes. Text documents take the text
+ * lane (SVC_PARSE_WORKERS processes, first come first served); image documents, and PDFs once they
+ * ask for their first OCR slot, take the OCR lane (SVC_OCR_DOCUMENTS processes, documents admitted
+ * round-robin by workspace), so no OCR page ever holds a text document back. OCR slots
+ * (SVC_OCR_CONCURRENCY) go to the pages waiting for one round-robin by workspace, then by document.
  */
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
 import { rm, writeFile } from 'node:fs/promises'
@@ -15,6 +20,8 @@ import type { ParseConfig } from '../../config'
 import type { AdapterName } from '../registry'
 import type { DocumentLimits, ParseOutcome } from './extract'
 import type { OcrSlotMessage, ParseReply, ParseRequest } from './parser-process'
+import type { OcrStats } from '../ocr/engine'
+import { fairPick } from './fair-queue'
 
 /** A parser process ended without answering for a reason that was not a limit (a crash): retry. */
 export class ParserCrashed extends Error {
@@ -33,7 +40,13 @@ export interface ParseRecord {
   ms: number
   peakRssBytes: number
   pid: number
+  /** The lane it ended in; what its OCR did (recognitions, pages whose time limit was reached). */
+  lane: Lane
+  ocr?: OcrStats
 }
+
+/** Which parser processes a document runs in: text parsing, or OCR (see the module's doc). */
+export type Lane = 'text' | 'ocr'
 
 /** How a caller follows and stops one parse. */
 export interface ParseControl {
@@ -43,6 +56,8 @@ export interface ParseControl {
   signal?: AbortSignal
   /** Tighter limits for this document (a workspace's evaluation policy): fewer pages, or no OCR. */
   limits?: { maxPages?: number; ocr?: boolean }
+  /** The workspace the document belongs to: OCR is shared fairly between workspaces. */
+  workspace?: string
 }
 
 /** The deployment's limits narrowed by a document's own (never widened). */
@@ -63,8 +78,8 @@ export class ParseCanceled extends Error {}
 export interface DocumentParser {
   /** Parses one document; a limit breach is an `unreadable` outcome naming it; a crash throws ParserCrashed. */
   parse(documentId: string, type: { adapter: AdapterName; label: string }, bytes: Uint8Array, control?: ParseControl): Promise<ParseOutcome>
-  /** Parser processes alive, busy, requests waiting; OCR slots in use and pages waiting for one. */
-  stats(): { processes: number; busy: number; queued: number; ocrInUse: number; ocrWaiting: number }
+  /** Parser processes alive, busy (of them in the OCR lane), documents waiting (of them for the OCR lane); OCR slots in use and pages waiting for one. */
+  stats(): { processes: number; busy: number; busyOcr: number; queued: number; queuedOcr: number; ocrInUse: number; ocrWaiting: number }
   /** The last parses, newest last. */
   recent(): readonly ParseRecord[]
   /** Starts one parser process ahead of the first document (the service does at start). */
@@ -82,11 +97,24 @@ interface Child {
   /** Its private TMPDIR, emptied after each parse and removed with it. */
   scratch: string
   idleTimer?: Timer
+  /** Stops its parse to queue it in the OCR lane (set while it parses). */
+  moveToOcr?: () => void
+  /** The lane of the document it is working on. */
+  lane: Lane
   /** The request it is working on: settles it on a reply or an exit. */
-  current?: { id: number; settle: (reply: Exclude<ParseReply, { progress: unknown }> | { exit: string }) => void; progress?: (page: number, pages: number) => void }
+  current?: {
+    id: number; documentId: string; workspace: string
+    settle: (reply: Exclude<ParseReply, { progress: unknown }> | { exit: string }) => void
+    progress?: (page: number, pages: number) => void
+    /** Pages given an OCR slot so far (each widens the document's time bound). */
+    ocrPages: number
+  }
 }
 
-interface Waiting { run: (child: Child) => void; fail: (e: Error) => void }
+interface Waiting { lane: Lane; workspace: string; seq: number; run: (child: Child) => void; fail: (e: Error) => void }
+
+/** A parse asked to move to the OCR lane while it is full: it is stopped and queued there (nothing was recognised yet). */
+class MoveToOcrLane extends Error {}
 
 /** A child retires after this many parses, or when it holds more than half the memory limit after one. */
 const PARSES_PER_CHILD = 200
@@ -156,7 +184,7 @@ export function createParserPool(config: ParseConfig, log: (level: 'info' | 'war
     timeoutMs: config.timeoutMs,
     maxAttachments: config.emailMaxAttachments,
     maxAttachmentBytes: config.emailMaxAttachmentMb * 1_048_576,
-    ocr: { maxPixels: config.ocrMaxPixels, pageTimeoutMs: config.ocrPageTimeoutMs, maxPages: config.ocrMaxPages, engine: config.ocrEngine },
+    ocr: { maxPixels: config.ocrMaxPixels, pageTimeoutMs: config.ocrPageTimeoutMs, maxPages: config.ocrMaxPages, engine: config.ocrEngine, parallel: config.ocrConcurrency },
   }
   const memoryLimit = config.memoryMb * 1_048_576
   const children = new Set<Child>()
@@ -177,7 +205,7 @@ export function createParserPool(config: ParseConfig, log: (level: 'info' | 'war
   const spawn = (): Child => {
     const scratch = join(spoolDir(), `tmp-${++spawned}`)
     mkdirSync(scratch, { mode: 0o700 })
-    const child: Child = { busy: false, parses: 0, ocrHeld: new Set(), scratch } as Child
+    const child: Child = { busy: false, parses: 0, ocrHeld: new Set(), scratch, lane: 'text' } as Child
     child.proc = Bun.spawn(parserCommand(), {
       env: parserEnv(scratch),
       stdio: ['ignore', 'inherit', 'inherit'],
@@ -201,24 +229,41 @@ export function createParserPool(config: ParseConfig, log: (level: 'info' | 'war
     return child
   }
 
-  // OCR slots: at most config.ocrConcurrency pages are recognised at once across the parser processes.
+  // OCR slots: at most config.ocrConcurrency pages are recognised at once across the parser
+  // processes, handed to waiting pages round-robin by workspace, then by document.
   let ocrInUse = 0
-  const ocrWaiting: { child: Child; ticket: number }[] = []
+  let ocrSeq = 0
+  const ocrWaiting: { child: Child; ticket: number; workspace: string; documentId: string; seq: number }[] = []
+  const lastGrant = { workspace: new Map<string, number>(), document: new Map<string, number>() }
+  let grants = 0
   const grant = (child: Child, ticket: number) => {
     ocrInUse++
     child.ocrHeld.add(ticket)
+    if (child.current) {
+      child.current.ocrPages++
+      lastGrant.workspace.set(child.current.workspace, ++grants)
+      lastGrant.document.set(child.current.documentId, grants)
+    }
     try { child.proc.send({ ocr: 'grant', ticket } satisfies OcrSlotMessage) } catch { /* it is exiting; onExit frees the slot */ }
   }
   const grantWaiting = () => {
     while (ocrInUse < config.ocrConcurrency && ocrWaiting.length > 0) {
-      const next = ocrWaiting.shift()!
+      const next = fairPick(ocrWaiting, lastGrant.workspace, (w) => lastGrant.document.get(w.documentId) ?? 0)
       if (children.has(next.child)) grant(next.child, next.ticket)
     }
   }
   const ocrSlot = (child: Child, message: OcrSlotMessage) => {
     if (message.ocr === 'acquire') {
-      if (ocrInUse < config.ocrConcurrency) grant(child, message.ticket)
-      else ocrWaiting.push({ child, ticket: message.ticket })
+      if (!child.current) return
+      // A text-lane parse asking for OCR moves to the OCR lane; when that is full it is stopped
+      // and queued there instead (its first OCR page has not started: little is lost).
+      if (child.lane === 'text') {
+        if (busyIn('ocr') >= config.ocrDocuments) return child.moveToOcr?.()
+        child.lane = 'ocr'
+        dispatch()
+      }
+      ocrWaiting.push({ child, ticket: message.ticket, workspace: child.current.workspace, documentId: child.current.documentId, seq: ++ocrSeq })
+      grantWaiting()
     } else if (message.ocr === 'release' && child.ocrHeld.delete(message.ticket)) {
       ocrInUse--
       grantWaiting()
@@ -252,15 +297,46 @@ export function createParserPool(config: ParseConfig, log: (level: 'info' | 'war
     dispatch()
   }
 
-  /** Hands free children (existing, or new up to the pool size) to waiting requests, in order. */
+  const busyIn = (lane: Lane) => {
+    let n = 0
+    for (const c of children) if (c.busy && c.lane === lane) n++
+    return n
+  }
+  // The OCR lane admits documents round-robin by workspace.
+  const admitted = new Map<string, number>()
+  let admissions = 0
+  /** The next request a free process should take: text first come first served, then OCR fairly; each within its lane's size. */
+  const nextWaiting = (): Waiting | undefined => {
+    if (busyIn('text') < config.workers) {
+      const at = waiting.findIndex((w) => w.lane === 'text')
+      if (at >= 0) return waiting.splice(at, 1)[0]
+    }
+    if (busyIn('ocr') < config.ocrDocuments) {
+      const ocr = waiting.filter((w) => w.lane === 'ocr')
+      if (ocr.length === 0) return undefined
+      const next = fairPick(ocr, admitted)
+      waiting.splice(waiting.indexOf(next), 1)
+      admitted.set(next.workspace, ++admissions)
+      return next
+    }
+    return undefined
+  }
+
+  /** Hands free children (existing, or new up to both lanes' size) to waiting requests whose lane has room. */
   const dispatch = () => {
     while (!closed && waiting.length > 0) {
-      let child = [...children].find((c) => !c.busy && c.proc.exitCode === null && c.proc.signalCode === null)
-      if (!child && children.size < config.workers) child = spawn()
-      if (!child) return
+      const free = [...children].filter((c) => !c.busy && c.proc.exitCode === null && c.proc.signalCode === null)
+      const room = children.size < config.workers + config.ocrDocuments
+      if (free.length === 0 && !room) return
+      const next = nextWaiting()
+      if (!next) return
+      // OCR never takes the last ready process while it may start another: a text document arriving
+      // next finds one ready instead of waiting for a process to start.
+      const child = next.lane === 'ocr' && free.length === 1 && room ? spawn() : free[0] ?? spawn()
       child.busy = true
+      child.lane = next.lane
       clearTimeout(child.idleTimer)
-      waiting.shift()!.run(child)
+      next.run(child)
     }
   }
 
@@ -289,37 +365,63 @@ export function createParserPool(config: ParseConfig, log: (level: 'info' | 'war
     new Promise((resolve, reject) => {
       const started = performance.now()
       let peak = 0
-      let breach: 'memory_limit' | 'timeout' | 'canceled' | undefined
+      let breach: 'memory_limit' | 'timeout' | 'canceled' | 'move' | undefined
       const onAbort = () => stop('canceled')
       control.signal?.addEventListener('abort', onAbort, { once: true })
-      const stop = (why: 'memory_limit' | 'timeout' | 'canceled') => {
+      const stop = (why: 'memory_limit' | 'timeout' | 'canceled' | 'move') => {
         if (breach) return
         breach = why
         child.proc.kill('SIGKILL')
       }
+      child.moveToOcr = () => stop('move')
+      // The document's time bound: SVC_PARSE_TIMEOUT_MS plus SVC_OCR_PAGE_TIMEOUT_MS for every page
+      // given an OCR slot, on a clock that stops while the document only waits for a slot (a busy
+      // machine does not use up a long scan's time). At 80% the parser is told to start no more
+      // pages, so what it read is handed back; at 100% it is killed.
+      let activeMs = 0
+      let tick = started
+      let expireSent = false
+      const bound = () => config.timeoutMs + (child.current?.ocrPages ?? 0) * config.ocrPageTimeoutMs
       const watch = setInterval(() => {
+        const now = performance.now()
+        if (child.ocrHeld.size > 0 || !ocrWaiting.some((w) => w.child === child)) activeMs += now - tick
+        tick = now
+        if (!expireSent && activeMs > bound() * 0.8) {
+          expireSent = true
+          try { child.proc.send({ ocr: 'expire', id } satisfies OcrSlotMessage) } catch { /* exiting */ }
+        }
+        if (activeMs > bound()) stop('timeout')
         const rss = residentBytes(child.proc.pid)
         if (rss === undefined) return
         peak = Math.max(peak, rss)
         if (rss > memoryLimit) stop('memory_limit')
       }, WATCH_MS)
-      const deadline = setTimeout(() => stop('timeout'), config.timeoutMs)
       child.current = {
         id,
+        documentId,
+        workspace: control.workspace ?? '',
+        ocrPages: 0,
         progress: control.onProgress,
         settle(reply) {
           if (child.current?.id !== id) return
           clearInterval(watch)
-          clearTimeout(deadline)
+          child.moveToOcr = undefined
           control.signal?.removeEventListener('abort', onAbort)
           child.parses++
           const ms = Math.round(performance.now() - started)
+          const ocrPages = child.current.ocrPages
+          if (breach === 'move') {
+            child.current = undefined
+            reject(new MoveToOcrLane())
+            return
+          }
           const end: ParseRecord['end'] = breach ?? ('exit' in reply ? 'crashed' : 'done')
-          record({ documentId, end, ms, peakRssBytes: peak, pid: child.proc.pid })
+          record({ documentId, end, ms, peakRssBytes: peak, pid: child.proc.pid, lane: child.lane, ...('ocrStats' in reply && reply.ocrStats ? { ocr: reply.ocrStats } : {}) })
           if (end !== 'done') log('warn', 'document parse stopped', { document_id: documentId, end, ms, peak_rss_bytes: peak, parser_pid: child.proc.pid })
           if ('exit' in reply) {
             child.current = undefined
             if (breach === 'memory_limit') resolve({ kind: 'unreadable', reason: `parsing needed more than the ${config.memoryMb} MiB memory limit (SVC_PARSE_MEMORY_MB)` })
+            else if (breach === 'timeout' && ocrPages > 0) resolve({ kind: 'unreadable', reason: `parsing took longer than its time limit (SVC_PARSE_TIMEOUT_MS, plus SVC_OCR_PAGE_TIMEOUT_MS for each of its ${ocrPages} pages recognised)` })
             else if (breach === 'timeout') resolve({ kind: 'unreadable', reason: `parsing took longer than the ${Math.round(config.timeoutMs / 1000)} s time limit (SVC_PARSE_TIMEOUT_MS)` })
             else if (breach === 'canceled') reject(new ParseCanceled('the parse was canceled'))
             else reject(new ParserCrashed(`the parser process ended (${reply.exit}) while reading the document`))
@@ -342,24 +444,34 @@ export function createParserPool(config: ParseConfig, log: (level: 'info' | 'war
       if (closed) return Promise.reject(new Error('the parser pool is closed'))
       if (control.signal?.aborted) return Promise.reject(new ParseCanceled('the parse was canceled'))
       return new Promise<ParseOutcome>((resolve, reject) => {
-        const entry: Waiting = {
-          run: (child) => {
-            control.signal?.removeEventListener('abort', dropWaiting)
-            runOn(child, documentId, type, bytes, control).then(resolve, reject)
-          },
-          fail: reject,
+        const queue = (lane: Lane) => {
+          const entry: Waiting = {
+            lane,
+            workspace: control.workspace ?? '',
+            seq: nextId++,
+            run: (child) => {
+              control.signal?.removeEventListener('abort', dropWaiting)
+              runOn(child, documentId, type, bytes, control).then(resolve, (e) => (e instanceof MoveToOcrLane ? queue('ocr') : reject(e)))
+            },
+            fail: reject,
+          }
+          // Canceled while waiting for a parser process: leave the queue.
+          const dropWaiting = () => {
+            const at = waiting.indexOf(entry)
+            if (at >= 0) { waiting.splice(at, 1); reject(new ParseCanceled('the parse was canceled')) }
+          }
+          control.signal?.addEventListener('abort', dropWaiting, { once: true })
+          waiting.push(entry)
+          dispatch()
         }
-        // Canceled while waiting for a parser process: leave the queue.
-        const dropWaiting = () => {
-          const at = waiting.indexOf(entry)
-          if (at >= 0) { waiting.splice(at, 1); reject(new ParseCanceled('the parse was canceled')) }
-        }
-        control.signal?.addEventListener('abort', dropWaiting, { once: true })
-        waiting.push(entry)
-        dispatch()
+        // Images are read by OCR only; other documents start in the text lane and move if they need OCR.
+        queue(type.adapter === 'image' ? 'ocr' : 'text')
       })
     },
-    stats: () => ({ processes: children.size, busy: [...children].filter((c) => c.busy).length, queued: waiting.length, ocrInUse, ocrWaiting: ocrWaiting.length }),
+    stats: () => ({
+      processes: children.size, busy: [...children].filter((c) => c.busy).length, busyOcr: busyIn('ocr'),
+      queued: waiting.length, queuedOcr: waiting.filter((w) => w.lane === 'ocr').length, ocrInUse, ocrWaiting: ocrWaiting.length,
+    }),
     recent: () => records,
     warm() {
       if (!closed && children.size === 0) spawn()

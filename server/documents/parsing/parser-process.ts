@@ -4,7 +4,7 @@
  * its memory and time from outside and kills it on a breach. It exits when its parent goes away.
  */
 import { extractDocument, type DocumentLimits, type ParseOutcome } from './extract'
-import type { OcrRecognizer, DocumentOcr } from '../ocr/engine'
+import type { OcrRecognizer, DocumentOcr, OcrStats } from '../ocr/engine'
 import type { OcrEngine, RenderablePdf } from '../adapters/types'
 import type { AdapterName } from '../registry'
 
@@ -23,11 +23,15 @@ export interface ParseRequest {
   limits: DocumentLimits
 }
 
-/** The answer to one request, or a progress note while it runs. */
-export type ParseReply = { id: number; outcome: ParseOutcome } | { id: number; error: string } | { id: number; progress: { page: number; pages: number } }
+/** The answer to one request (with what its OCR did), or a progress note while it runs. */
+export type ParseReply = { id: number; outcome: ParseOutcome; ocrStats?: OcrStats } | { id: number; error: string } | { id: number; progress: { page: number; pages: number } }
 
-/** A parser process's OCR slot traffic: it asks for a slot (`acquire`), gets it (`grant`), gives it back (`release`). */
-export type OcrSlotMessage = { ocr: 'acquire'; ticket: number } | { ocr: 'release'; ticket: number } | { ocr: 'grant'; ticket: number }
+/**
+ * A parser process's OCR traffic: it asks for a slot for a page (`acquire`), gets it (`grant`),
+ * gives it back (`release`); the pool says when the document's time bound is reached (`expire`:
+ * no more pages are started, a first reading still running is stopped).
+ */
+export type OcrSlotMessage = { ocr: 'acquire'; ticket: number } | { ocr: 'release'; ticket: number } | { ocr: 'grant'; ticket: number } | { ocr: 'expire'; id: number }
 
 /** Progress notes are sent at most this often. */
 const PROGRESS_EVERY_MS = 500
@@ -44,31 +48,41 @@ export function serveParseRequests(): void {
     granted.set(ticket, () => resolve(() => process.send!({ ocr: 'release', ticket } satisfies OcrSlotMessage)))
     process.send!({ ocr: 'acquire', ticket } satisfies OcrSlotMessage)
   })
+  let documentOcr: DocumentOcr | undefined
+  let currentId = 0
   process.on('message', async (message: ParseRequest | OcrSlotMessage) => {
     if ('ocr' in message) {
+      if (message.ocr === 'expire') { if (message.id === currentId) documentOcr?.expire(); return }
+      if (message.ocr !== 'grant') return
       granted.get(message.ticket)?.()
       granted.delete(message.ticket)
       return
     }
     const request = message
+    currentId = request.id
+    documentOcr = undefined
     let reply: ParseReply
     try {
-      const started = Date.now()
       const bytes = await Bun.file(request.bytesPath).bytes()
-      // OCR stops at 80% of the parse's time limit, so what it read is handed back before the kill.
-      // The engine (Tesseract, a canvas) is loaded only when a page needs it.
-      let documentOcr: DocumentOcr | undefined
-      const engine = async () => {
+      // The engine (Tesseract, a canvas) is loaded only when a page needs it. The pool says when
+      // the document's time bound is near (`expire`), so what OCR read is handed back before a kill.
+      let loading: Promise<DocumentOcr> | undefined
+      const engine = () => (loading ??= (async () => {
         recognizer ??= new (await import('../ocr/engine')).OcrRecognizer(request.limits.ocr, slot)
-        return (documentOcr ??= recognizer.forDocument(started + request.limits.timeoutMs * 0.8))
-      }
+        return (documentOcr = recognizer.forDocument())
+      })())
       const ocr: OcrEngine = {
         maxPixels: request.limits.ocr.maxPixels,
+        parallel: request.limits.ocr.parallel ?? 1,
         image: async (b) => (await engine()).image(b),
         pdfPage: async (pdf: RenderablePdf, n: number) => (await engine()).pdfPage(pdf, n),
       }
+      // Pages recognised in parallel finish out of order: progress only moves forward.
       let last = 0
+      let furthest = 0
       const onPage = (page: number, pages: number) => {
+        if (page <= furthest) return
+        furthest = page
         const now = Date.now()
         if (now - last < PROGRESS_EVERY_MS && page < pages) return
         last = now
@@ -83,7 +97,9 @@ export function serveParseRequests(): void {
           return { filename: a.filename, contentType: a.contentType, bytes: new Uint8Array(0), path } as typeof a
         }))
       }
-      reply = { id: request.id, outcome }
+      const used = documentOcr as DocumentOcr | undefined // set by engine() while the document was read
+      reply = { id: request.id, outcome, ...(used ? { ocrStats: { ...used.stats } } : {}) }
+      await recognizer?.trim()
     } catch (e) {
       reply = { id: request.id, error: String((e as Error)?.message ?? e).slice(0, 200) }
     }
