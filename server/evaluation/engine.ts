@@ -1,14 +1,15 @@
 /**
  * The answer engine: one interface, two implementations. The built-in engine (here) is
  * deterministic and needs no network: a question with a `fact_path` is answered from the mined fact
- * and judged by its accept rule; any other question gets the best retrieved passage as a text
- * answer with a confidence, or `not_found`. The model-backed engine (model-engine.ts) is chosen when
+ * and judged by its accept rule; any other question gets the best `Label: value` line or sentence
+ * of the best retrieved passages with a confidence (text-answer.ts), or `not_found`. The model-backed engine (model-engine.ts) is chosen when
  * SVC_MODEL_URL is set. Every answer carries the evidence it was built from, and nothing else.
  */
 import { indexFacts, mineFacts, type CaseBlock, type FactIndex } from './facts'
-import { buildBlockIndex, type BlockIndex, type Hit } from './retrieval'
+import { buildBlockIndex, type BlockIndex } from './retrieval'
+import { answerFromText } from './text-answer'
 import { acceptAnswer } from './rules'
-import { toAnswerValue, type AnswerType, type AnswerValue } from './values'
+import { toAnswerValue, type AnswerValue } from './values'
 import type { Question } from '../../schemas/question-set'
 
 /** A question of a question-set version (its shape is the schema's). */
@@ -64,28 +65,6 @@ export function buildCaseContext(blocks: readonly CaseBlock[]): CaseContext {
   }
 }
 
-/** The shortest passage shown as a quote: the block line that matches most query terms. */
-export const MAX_QUOTE_CHARS = 500
-
-/** The line of a hit's block matching most of its matched terms (a span of the block's text). */
-export function bestLine(hit: Pick<Hit, 'block' | 'matched'>): string {
-  const lines = hit.block.text.split('\n').map((l) => l.trim()).filter(Boolean)
-  let best = lines[0] ?? hit.block.text
-  let bestScore = -1
-  for (const line of lines) {
-    const lower = line.toLowerCase()
-    const score = hit.matched.filter((t) => lower.includes(t)).length
-    if (score > bestScore) { best = line; bestScore = score }
-  }
-  return best.length > MAX_QUOTE_CHARS ? best.slice(0, MAX_QUOTE_CHARS) : best
-}
-
-/** Passages whose coverage of the question's terms is at least this are evidence. */
-export const MIN_COVERAGE = 0.5
-/** Passages cited by a text answer. */
-export const MAX_PASSAGES = 3
-
-const round2 = (n: number) => Math.round(n * 100) / 100
 
 /**
  * Applies a question's accept rule to an answer (sets `accepted`); answers without a rule are
@@ -103,7 +82,7 @@ export function judge(question: Question, answer: EngineAnswer): EngineAnswer {
 export const builtinEngine: AnswerEngine = {
   name: 'builtin',
   async answer(question, context) {
-    return judge(question, question.fact_path ? fromFact(question, context) : fromPassages(question, context))
+    return judge(question, question.fact_path ? fromFact(question, context) : answerFromText(question, context))
   },
 }
 
@@ -118,12 +97,4 @@ function fromFact(question: Question, context: CaseContext): EngineAnswer {
     return { ...base, status: 'not_found', value: null, confidence: 0, evidence, note: `fact ${path} is not a ${question.answer_type}` }
   }
   return { ...base, status: 'answered', value, confidence: 1, evidence }
-}
-
-function fromPassages(question: Question, context: CaseContext): EngineAnswer {
-  const hits = context.index.search(question.text, MAX_PASSAGES * 2).filter((h) => h.coverage >= MIN_COVERAGE).slice(0, MAX_PASSAGES)
-  const base = { questionKey: question.key, source: 'retrieval' as const, downgraded: false }
-  if (hits.length === 0) return { ...base, status: 'not_found', value: null, confidence: 0, evidence: [], note: 'no passage matches the question' }
-  const evidence = hits.map((h) => ({ documentId: h.block.documentId, blockId: h.block.id, page: h.block.page, quote: bestLine(h) }))
-  return { ...base, status: 'answered', value: evidence[0]!.quote, confidence: round2(0.9 * hits[0]!.coverage), evidence }
 }
