@@ -16,7 +16,8 @@
  *
  * The answer is `not_found` when no candidate holds half of the question's term weight, and its
  * confidence is at most 0.45 when the cited line lacks the question's most specific term (the key
- * term). docs/evaluation.md says what a reader should do at which confidence.
+ * term). Words naming a party ("applicant", "borrower", ...) weigh a quarter: documents name the
+ * party. docs/evaluation.md says what a reader should do at which confidence.
  */
 import type { CaseBlock } from './facts'
 import { labelValue } from './facts'
@@ -35,6 +36,12 @@ export const MAX_QUOTE_CHARS = 500
 
 // Words of how questions are asked that say nothing of what is asked (stemmed, as terms are).
 const QUESTION_WORDS = new Set(['many', 'much', 'show', 'shown', 'list', 'listed', 'stated', 'mention', 'mentioned', 'document', 'file', 'according', 'given', 'record', 'recorded', 'long'])
+
+// Words that name a party of the case, which documents name by its name instead ("against Acme
+// Holdings LLC" answers "against the applicant"): they count a quarter of their weight.
+const PARTY_WORDS = new Set(['applicant', 'borrower', 'company', 'business', 'insured', 'firm', 'client', 'customer'])
+/** The share of its weight a party word keeps. */
+export const PARTY_WEIGHT = 0.25
 
 interface Candidate {
   block: CaseBlock
@@ -56,7 +63,7 @@ const clip = (s: string) => (s.length > MAX_QUOTE_CHARS ? s.slice(0, MAX_QUOTE_C
 
 /** The question's terms that carry meaning, with their weights in this case. */
 export function questionTerms(question: Pick<Question, 'text'>, context: Pick<CaseContext, 'index'>): { term: string; weight: number }[] {
-  return context.index.terms(question.text).filter((t) => !QUESTION_WORDS.has(t)).map((term) => ({ term, weight: context.index.idf(term) }))
+  return context.index.terms(question.text).filter((t) => !QUESTION_WORDS.has(t)).map((term) => ({ term, weight: context.index.idf(term) * (PARTY_WORDS.has(term) ? PARTY_WEIGHT : 1) }))
 }
 
 /** Answers a text question from the case's lines and sentences (see the file comment). */
