@@ -5,7 +5,7 @@
  * of the best retrieved passages with a confidence (text-answer.ts), or `not_found`. The model-backed engine (model-engine.ts) is chosen when
  * SVC_MODEL_URL is set. Every answer carries the evidence it was built from, and nothing else.
  */
-import { indexFacts, mineFacts, type CaseBlock, type FactIndex } from './facts'
+import { indexFacts, mineCase, type CaseBlock, type FactIndex, type SynonymTable } from './facts'
 import { buildBlockIndex, type BlockIndex } from './retrieval'
 import { answerFromText } from './text-answer'
 import { acceptAnswer } from './rules'
@@ -55,12 +55,19 @@ export interface AnswerEngine {
   answer(question: Question, context: CaseContext, options?: AnswerOptions): Promise<EngineAnswer>
 }
 
+/** What a case context is built with beside its blocks. */
+export interface CaseContextOptions {
+  /** Alternative label names (synonyms.ts: the built-in table with the workspace's edits). */
+  synonyms?: SynonymTable
+}
+
 /** Builds the context of a case from its blocks, in case order (documents by upload, then position). */
-export function buildCaseContext(blocks: readonly CaseBlock[]): CaseContext {
+export function buildCaseContext(blocks: readonly CaseBlock[], options: CaseContextOptions = {}): CaseContext {
+  const { facts, tables } = mineCase(blocks)
   return {
     blocks,
     byId: new Map(blocks.map((b) => [b.id, b])),
-    facts: indexFacts(blocks, mineFacts(blocks)),
+    facts: indexFacts(blocks, facts, { tables, ...(options.synonyms ? { synonyms: options.synonyms } : {}) }),
     index: buildBlockIndex(blocks),
   }
 }
@@ -88,13 +95,14 @@ export const builtinEngine: AnswerEngine = {
 
 function fromFact(question: Question, context: CaseContext): EngineAnswer {
   const path = question.fact_path!
-  const fact = context.facts.lookup(path)
+  const found = context.facts.resolve(path)
   const base = { questionKey: question.key, source: 'fact' as const, downgraded: false }
-  if (!fact) return { ...base, status: 'not_found', value: null, confidence: 0, evidence: [], note: `no fact ${path} in the documents` }
+  if (!found) return { ...base, status: 'not_found', value: null, confidence: 0, evidence: [], note: `no fact ${path} in the documents` }
+  const { fact, note } = found
   const evidence = [{ documentId: fact.documentId, blockId: fact.blockId, page: fact.page, quote: fact.quote }]
   const value = toAnswerValue(fact.value, question.answer_type)
   if (value === null) {
     return { ...base, status: 'not_found', value: null, confidence: 0, evidence, note: `fact ${path} is not a ${question.answer_type}` }
   }
-  return { ...base, status: 'answered', value, confidence: 1, evidence }
+  return { ...base, status: 'answered', value, confidence: 1, evidence, ...(note ? { note } : {}) }
 }
