@@ -128,13 +128,13 @@ export async function recordProgress(tx: Tx, tenantId: string, id: string, answe
  * by upload (id), blocks by position. Read-only use of the documents tables of issue 5.
  */
 export async function loadCaseBlocks(sql: Tx, tenantId: string, scenarioId: string): Promise<{ blocks: CaseBlock[]; documentCount: number }> {
-  const rows = await sql<{ id: string; document_id: string; filename: string; content_type: string; page: number; kind: string; text: string }[]>`
-    select b.id, b.document_id, d.filename, d.content_type, b.page, b.kind, b.text
+  const rows = await sql<{ id: string; document_id: string; filename: string; content_type: string; document_type: string | null; page: number; kind: string; text: string }[]>`
+    select b.id, b.document_id, d.filename, d.content_type, d.document_type, b.page, b.kind, b.text
     from documents d
     join document_blocks b on b.tenant_id = d.tenant_id and b.document_id = d.id
     where d.tenant_id = ${tenantId} and d.scenario_id = ${scenarioId} and d.status in ('ready', 'ready_degraded')
     order by d.id, b.position`
-  const blocks = rows.map((r, i) => ({ id: r.id, documentId: r.document_id, filename: r.filename, contentType: r.content_type, order: i, page: r.page, kind: r.kind, text: r.text }))
+  const blocks = rows.map((r, i) => ({ id: r.id, documentId: r.document_id, filename: r.filename, contentType: r.content_type, order: i, page: r.page, kind: r.kind, text: r.text, ...(r.document_type ? { documentType: r.document_type } : {}) }))
   return { blocks, documentCount: new Set(rows.map((r) => r.document_id)).size }
 }
 
