@@ -24,6 +24,8 @@ import { settleCaseStatus } from '../scenarios/store'
 import { buildCaseContext, type EngineAnswer, type Question } from './engine'
 import { builtinEngine, createEngine, ModelOutageError, ModelResponseError } from './index'
 import { decide, type Decision } from './decision'
+import { synonymTable } from './synonyms'
+import { readTenantSettings } from '../workspaces/settings-store'
 import {
   evaluationPath, findEvaluation, loadCaseBlocks, recordProgress, saveResults, setEvaluationStatus,
   type EvaluationRow,
@@ -107,7 +109,9 @@ async function prepare(tenantId: string, payload: EvaluationPayload, deps: AppDe
   if (!version) return { kind: 'failed', reason: 'the pinned question-set version is gone' }
   const questions = version.questions
   const { blocks, documentCount } = await loadCaseBlocks(sql, tenantId, started.scenario_id)
-  const context = buildCaseContext(blocks)
+  // The workspace's label synonyms (the built-in table with its edits) name facts by their other names.
+  const settings = await readTenantSettings(sql, tenantId)
+  const context = buildCaseContext(blocks, { synonyms: synonymTable(settings.label_synonyms ?? {}) })
   // The engine pinned at start (a workspace's evaluation policy may hold it to the built-in one).
   const engine = started.engine === 'model' ? createEngine(deps.config) : builtinEngine
   const metered = engine.name === 'model'

@@ -2,6 +2,7 @@ import { describe, expect, test } from 'bun:test'
 import { factPathProblem, parseFactPath } from '../../server/evaluation/fact-path'
 import { buildCaseContext, builtinEngine, type Question } from '../../server/evaluation/engine'
 import type { CaseBlock } from '../../server/evaluation/facts'
+import { synonymTable } from '../../server/evaluation/synonyms'
 
 describe('the fact language', () => {
   test('names, dotted paths, alternatives and row selectors parse', () => {
@@ -62,5 +63,31 @@ describe('table rows in the fact language', () => {
     expect((await ask('loss_run.claims.sum')).value).toBe('4')
     expect((await ask('application_form.gross_revenue')).value).toBe('2400000.00')
     expect((await ask('gross_revenue_fy2025')).value).toBe('2400000.00')
+  })
+})
+
+describe('label synonyms', () => {
+  const form: CaseBlock[] = [{ id: 's0', documentId: 'd3', filename: 'IMG_4411.pdf', contentType: 'application/pdf', order: 0, page: 1, kind: 'paragraph', text: 'Total sales: 880,000.00\nDOB: 1980-05-14\nTurnover (EUR): 700,000.00', documentType: 'application_form' }]
+  const ask = async (fact_path: string, synonyms: Record<string, string[]> = {}, answer_type: Question['answer_type'] = 'number') =>
+    builtinEngine.answer({ key: 'q', text: 'q', criticality: 'minor', answer_type, fact_path }, buildCaseContext(form, { synonyms: synonymTable(synonyms) }))
+
+  test('the built-in table finds a figure under another name; the path\'s own name comes first', async () => {
+    expect(await ask('annual_revenue')).toMatchObject({ value: '880000.00', evidence: [{ quote: 'Total sales: 880,000.00' }] })
+    expect(await ask('date_of_birth', {}, 'date')).toMatchObject({ value: '1980-05-14', evidence: [{ quote: 'DOB: 1980-05-14' }] })
+    expect(await ask('application_form.gross_revenue')).toMatchObject({ value: '880000.00' })
+    expect((await ask('turnover')).value).toBe('700000.00')
+  })
+
+  test('a list names alternatives in order; a workspace edit replaces or removes a built-in group', async () => {
+    expect((await ask('net_income|annual_revenue')).value).toBe('880000.00')
+    expect((await ask('annual_revenue', { annual_revenue: ['turnover'] })).value).toBe('700000.00')
+    expect((await ask('annual_revenue', { annual_revenue: [] })).status).toBe('not_found')
+  })
+
+  test('the table maps every name of a group to the others', () => {
+    const t = synonymTable()
+    expect(t.get('gross_revenue')).toContain('annual_revenue')
+    expect(t.get('annual_revenue')).toContain('total_sales')
+    expect(synonymTable({ premium: [] }).get('total_premium')).toBeUndefined()
   })
 })
