@@ -8,6 +8,7 @@
 import { indexFacts, mineCase, type CaseBlock, type FactIndex, type SynonymTable } from './facts'
 import { buildBlockIndex, type BlockIndex } from './retrieval'
 import { answerFromText } from './text-answer'
+import type { CheckResult } from './checks'
 import { acceptAnswer } from './rules'
 import { toAnswerValue, type AnswerValue } from './values'
 import type { Question } from '../../schemas/question-set'
@@ -44,6 +45,8 @@ export interface CaseContext {
   byId: ReadonlyMap<string, CaseBlock>
   facts: FactIndex
   index: BlockIndex
+  /** Documents that failed an arithmetic check (absent: none known). */
+  failedChecks?: FailedChecks
 }
 
 /** Options of one answer. */
@@ -55,10 +58,36 @@ export interface AnswerEngine {
   answer(question: Question, context: CaseContext, options?: AnswerOptions): Promise<EngineAnswer>
 }
 
+/** The checks a document of the case failed (checks.ts), by document id. */
+export type FailedChecks = ReadonlyMap<string, { filename: string; checks: readonly CheckResult[] }>
+
 /** What a case context is built with beside its blocks. */
 export interface CaseContextOptions {
   /** Alternative label names (synonyms.ts: the built-in table with the workspace's edits). */
   synonyms?: SynonymTable
+  /** The documents that failed an arithmetic check at ingestion. */
+  failedChecks?: FailedChecks
+}
+
+/** The most confidence an answer drawn from a document failing a check keeps. */
+export const FAILED_CHECK_CAP = 0.49
+
+/**
+ * Marks an answer whose evidence lies in a document that failed an arithmetic check: its `note`
+ * names the check and by how much it is off, and its confidence is at most 0.49. Any engine's
+ * answer goes through here; the value and the rule's verdict are left as they are.
+ */
+export function withCheckNotes(answer: EngineAnswer, context: Pick<CaseContext, 'failedChecks'>): EngineAnswer {
+  if (!context.failedChecks?.size || answer.status !== 'answered') return answer
+  const notes: string[] = []
+  for (const documentId of new Set(answer.evidence.map((e) => e.documentId))) {
+    const failed = context.failedChecks.get(documentId)
+    for (const c of failed?.checks ?? []) notes.push(`${failed!.filename} fails its ${c.name} check (${c.rule}): ${c.detail}`)
+  }
+  if (notes.length === 0) return answer
+  // Idempotent: an answer already marked (the built-in engine marks its own) is not marked twice.
+  const fresh = notes.filter((n) => !answer.note?.includes(n))
+  return { ...answer, confidence: Math.min(answer.confidence, FAILED_CHECK_CAP), ...(fresh.length ? { note: [answer.note, ...fresh].filter(Boolean).join('; ') } : {}) }
 }
 
 /** Builds the context of a case from its blocks, in case order (documents by upload, then position). */
@@ -69,6 +98,7 @@ export function buildCaseContext(blocks: readonly CaseBlock[], options: CaseCont
     byId: new Map(blocks.map((b) => [b.id, b])),
     facts: indexFacts(blocks, facts, { tables, ...(options.synonyms ? { synonyms: options.synonyms } : {}) }),
     index: buildBlockIndex(blocks),
+    ...(options.failedChecks ? { failedChecks: options.failedChecks } : {}),
   }
 }
 
@@ -89,7 +119,7 @@ export function judge(question: Question, answer: EngineAnswer): EngineAnswer {
 export const builtinEngine: AnswerEngine = {
   name: 'builtin',
   async answer(question, context) {
-    return judge(question, question.fact_path ? fromFact(question, context) : answerFromText(question, context))
+    return withCheckNotes(judge(question, question.fact_path ? fromFact(question, context) : answerFromText(question, context)), context)
   },
 }
 
