@@ -30,3 +30,12 @@ export async function recordDocumentFindings(tx: Tx, doc: { tenant_id: string; i
     where tenant_id = ${doc.tenant_id} and id = ${doc.id}`
   return found
 }
+
+/** The stored findings of every document of a case, oldest first (the order of caseCoverage). */
+export async function caseFindings(sql: Tx, tenantId: string, scenarioId: string): Promise<{ id: string; filename: string; type: string | null; confidence: number | null; checks: CheckResult[] }[]> {
+  const rows = await sql<{ id: string; filename: string; document_type: string | null; document_type_confidence: string | null; checks: CheckResult[] | null }[]>`
+    select id, filename, document_type, document_type_confidence, checks from documents
+    where tenant_id = ${tenantId} and scenario_id = ${scenarioId}
+    order by id`
+  return rows.map((r) => ({ id: r.id, filename: r.filename, type: r.document_type, confidence: r.document_type_confidence === null ? null : Number(r.document_type_confidence), checks: r.checks ?? [] }))
+}

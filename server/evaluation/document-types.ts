@@ -30,7 +30,7 @@ type Signals = { titles: string[]; labels: string[] }
 const RULES: Record<Exclude<DocumentType, 'email' | 'other'>, Signals> = {
   bank_statement: {
     titles: ['bank statement', 'account statement', 'statement of account', 'checking account statement', 'savings account statement'],
-    labels: ['statement period', 'opening balance', 'beginning balance', 'closing balance', 'ending balance', 'deposits', 'withdrawals', 'total credits', 'total debits', 'account number', 'available balance', 'routing number', 'running balance'],
+    labels: ['statement period', 'balance', 'transaction', 'payment', 'opening balance', 'beginning balance', 'closing balance', 'ending balance', 'deposits', 'withdrawals', 'total credits', 'total debits', 'account number', 'available balance', 'routing number', 'running balance'],
   },
   pay_stub: {
     titles: ['pay stub', 'paystub', 'earnings statement', 'pay slip', 'payslip', 'statement of earnings'],

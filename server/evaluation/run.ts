@@ -146,7 +146,11 @@ async function prepare(tenantId: string, payload: EvaluationPayload, deps: AppDe
       if (!stillRunning) return { kind: 'skip' }
     }
   }
-  const decision = decide(answers.map((a, i) => ({ questionKey: questions[i]!.key, criticality: questions[i]!.criticality, status: a.status, ...(a.accepted !== undefined ? { accepted: a.accepted } : {}) })))
+  const decision = decide(answers.map((a, i) => ({
+    questionKey: questions[i]!.key, criticality: questions[i]!.criticality, status: a.status,
+    ...(a.accepted !== undefined ? { accepted: a.accepted } : {}),
+    ...(questions[i]!.accept ? { rule: questions[i]!.accept, value: a.status === 'answered' && a.source !== 'retrieval' ? a.value : null } : {}),
+  })))
   return { kind: 'done', questions, answers, decision, documentCount, blockCount: blocks.length }
 }
 

@@ -8,63 +8,9 @@
 import { afterAll, beforeAll, describe, expect, test, setDefaultTimeout } from 'bun:test'
 import { call, problemOf, startApp, type TestApp } from '../helpers/app'
 import { caseWith, evaluationEnded, publishedSet } from '../helpers/underwriting-pack'
-import { underwritingFile } from '../helpers/underwriting-file'
+import { QUESTIONS, underwritingFile, type Graded } from '../helpers/underwriting-file'
 
 setDefaultTimeout(120_000)
-
-type Expect = { value: string | boolean; quote?: string } | 'absent'
-interface Graded { key: string; text: string; answer_type: 'text' | 'number' | 'date' | 'boolean'; fact_path?: string; expect: Expect; kind?: 'row' | 'synonym' }
-
-const fact = (key: string, fact_path: string, answer_type: Graded['answer_type'], expect: Expect, kind?: Graded['kind']): Graded => ({ key, text: `Fact ${key}`, answer_type, fact_path, expect, ...(kind ? { kind } : {}) })
-const free = (key: string, text: string, expect: Expect): Graded => ({ key, text, answer_type: 'text', expect })
-
-const QUESTIONS: Graded[] = [
-  fact('loan_amount', 'loan_amount', 'number', { value: '1250000.00', quote: 'Loan amount: 1,250,000.00' }),
-  fact('annual_revenue', 'annual_revenue', 'number', { value: '2400000.00', quote: 'Gross revenue (FY2025): 2,400,000.00' }, 'synonym'),
-  fact('revenue_list', 'revenue|total_sales', 'number', { value: '2400000.00', quote: 'Gross revenue (FY2025): 2,400,000.00' }, 'synonym'),
-  fact('net_income', 'net_income', 'number', { value: '310000.00' }),
-  fact('ending_balance', 'bank_statement.ending_balance', 'number', { value: '37700.50', quote: 'Closing balance: 37,700.50' }, 'synonym'),
-  fact('opening_balance', 'bank_statement.opening_balance', 'number', { value: '48200.00' }),
-  fact('gross_pay', 'pay_stub.gross_pay', 'number', { value: '5000.00' }),
-  fact('net_pay', 'pay_stub.net_pay', 'number', { value: '3850.00' }),
-  fact('taxable_income', 'tax_return.taxable_income', 'number', { value: '402000.00' }),
-  fact('date_of_birth', 'identity_document.date_of_birth', 'date', { value: '1980-05-14' }),
-  fact('dob', 'dob', 'date', { value: '1980-05-14', quote: 'Date of birth: 14 May 1980' }, 'synonym'),
-  fact('claims_2024', 'loss_run.claims[policy_year=2024]', 'number', { value: '3', quote: '2024 | 3 | 18250.00 | 12000.00 | 6250.00' }, 'row'),
-  fact('incurred_2022', 'loss_run.incurred[policy_year=2022]', 'number', { value: '4000.00', quote: '2022 | 1 | 4000.00 | 4000.00 | 0.00' }, 'row'),
-  fact('rent_1b', 'rent_roll.monthly_rent[unit=1B]', 'number', { value: '3200.00', quote: '1B | Print Shop | 2026-12-31 | 3200.00' }, 'row'),
-  fact('rent_total', 'rent_roll.monthly_rent.total', 'number', { value: '12800.00' }),
-  fact('policy_number', 'insurance_declaration.policy_number', 'text', { value: 'CP-7788123' }),
-  fact('premium', 'premium', 'number', { value: '18400.00', quote: 'Total premium: 18,400.00' }, 'synonym'),
-  fact('prior_bankruptcy', 'prior_bankruptcy', 'boolean', { value: false }),
-  fact('years_in_business', 'years_in_business', 'number', { value: '12' }),
-  fact('credit_score', 'credit_score', 'number', 'absent'),
-  fact('claims_2019', 'loss_run.claims[policy_year=2019]', 'number', 'absent'),
-  fact('bonus', 'pay_stub.bonus', 'number', 'absent'),
-
-  free('purpose', 'What is the purpose of the loan?', { value: 'Purchase of second production facility', quote: 'Purpose: Purchase of second production facility' }),
-  free('named_insured', 'Who is the named insured?', { value: 'Acme Holdings LLC', quote: 'Named insured: Acme Holdings LLC' }),
-  free('policy_no_text', 'What is the policy number?', { value: 'CP-7788123' }),
-  free('deductible', 'What is the deductible?', { value: '10,000.00' }),
-  free('nationality', 'What is the nationality of the passport holder?', { value: 'Canadian' }),
-  free('ein', 'What is the employer identification number?', { value: '12-3456789' }),
-  free('pay_date', 'What is the pay date?', { value: 'February 20, 2026' }),
-  free('collateral', 'What collateral is offered?', { value: 'Warehouse at 12 Dock Road' }),
-  free('insurer', 'Who is the insurer?', { value: 'Example Mutual Insurance Company' }),
-  free('statement_period', 'What is the statement period?', { value: 'January 1, 2026 to January 31, 2026' }),
-  free('staff', 'How many additional staff does the borrower expect to hire?', { value: '40 additional staff' }),
-  free('broker_fee', 'What is the broker fee?', { value: '1.5%' }),
-  free('account_number', 'What is the account number?', { value: '000123456' }),
-  free('total_tax', 'What is the total tax?', { value: '84,420.00' }),
-  free('limit', 'What is the limit of liability?', { value: '2,000,000.00' }),
-  free('surname', 'What is the surname on the passport?', { value: 'Smith' }),
-  free('expiry', 'What is the date of expiry of the passport?', { value: '2031-05-13' }),
-  free('credit_score_text', "What is the applicant's credit score?", 'absent'),
-  free('guarantor', 'Who is the guarantor of the loan?', 'absent'),
-  free('environment', 'What environmental hazards were found at the site?', 'absent'),
-  free('dscr', 'What is the debt service coverage ratio?', 'absent'),
-  free('auditor', 'Which auditor signed the financial statements?', 'absent'),
-]
 
 let app: TestApp
 let key: string
