@@ -74,15 +74,21 @@ export function buildBlockIndex(blocks: readonly CaseBlock[]): BlockIndex {
     processTerm: (t) => indexTerm(t) ?? false,
   })
   search.addAll(blocks.map((b, i) => ({ id: i, text: b.text })))
+  // Document frequencies, asked of the index for the terms questions use (no second pass over the text).
   const df = new Map<string, number>()
-  for (const b of blocks) {
-    for (const t of new Set(tokenize(b.text).map(indexTerm))) if (t !== null) df.set(t, (df.get(t) ?? 0) + 1)
+  const frequency = (term: string) => {
+    let d = df.get(term)
+    if (d === undefined) {
+      d = search.search(term, { prefix: false, fuzzy: false, tokenize: (q) => [q], processTerm: (t) => t }).length
+      df.set(term, d)
+    }
+    return d
   }
   const n = blocks.length
   const terms = (query: string) => [...new Set(tokenize(query).map(indexTerm).filter((t): t is string => t !== null))]
   return {
     terms,
-    idf: (term) => { const d = df.get(term) ?? 0; return Math.log(1 + (n - d + 0.5) / (d + 0.5)) },
+    idf: (term) => { const d = frequency(term); return Math.log(1 + (n - d + 0.5) / (d + 0.5)) },
     search(query, limit = 5) {
       const wanted = terms(query)
       if (wanted.length === 0 || blocks.length === 0) return []

@@ -26,7 +26,7 @@ import { parseValue, toAnswerValue } from './values'
 import type { CaseContext, EngineAnswer, Question } from './engine'
 
 /** Blocks (best BM25+ first) whose lines are candidates. */
-export const CANDIDATE_BLOCKS = 12
+export const CANDIDATE_BLOCKS = 8
 /** Below this coverage of the question's term weight, the answer is `not_found`. */
 export const MIN_TEXT_COVERAGE = 0.5
 /** The most an answer whose quote lacks the question's key term may have. */
@@ -57,9 +57,38 @@ interface Candidate {
 
 const round2 = (n: number) => Math.round(n * 100) / 100
 const termsOf = (text: string) => new Set(tokenize(text).map(indexTerm).filter((t): t is string => t !== null))
-const holds = (set: Set<string>, term: string) => set.has(term) || (term.length >= 5 && [...set].some((t) => t.length >= 5 && (t.startsWith(term) || term.startsWith(t))))
+const holds = (set: Set<string>, term: string) => {
+  if (set.has(term)) return true
+  if (term.length < 5) return false
+  for (const t of set) if (t.length >= 5 && (t.startsWith(term) || term.startsWith(t))) return true
+  return false
+}
 const sentencesOf = (line: string) => line.split(/(?<=[.!?;])\s+(?=[A-Z0-9"'(])/).map((s) => s.trim()).filter((s) => s.length > 0)
 const clip = (s: string) => (s.length > MAX_QUOTE_CHARS ? s.slice(0, MAX_QUOTE_CHARS) : s)
+
+/** A line of a block read once: its terms, its label and value if it is a `Label: value` line, its sentences. */
+interface Line { text: string; terms: Set<string>; label?: { terms: Set<string>; value: string }; sentences: { text: string; terms: Set<string> }[] }
+
+// Lines are read once per block object and kept while the case context lives (50 questions reread the same blocks).
+const linesCache = new WeakMap<CaseBlock, Line[]>()
+function linesOf(block: CaseBlock): Line[] {
+  let lines = linesCache.get(block)
+  if (lines) return lines
+  lines = []
+  for (const raw of block.text.split('\n')) {
+    const text = raw.trim()
+    if (!text) continue
+    const lv = labelValue(text)
+    const sentences = sentencesOf(text)
+    lines.push({
+      text, terms: termsOf(text),
+      ...(lv ? { label: { terms: termsOf(lv.label), value: lv.value.trim() } } : {}),
+      sentences: sentences.length === 1 && sentences[0] === text ? [{ text, terms: termsOf(text) }] : sentences.map((t) => ({ text: t, terms: termsOf(t) })),
+    })
+  }
+  linesCache.set(block, lines)
+  return lines
+}
 
 /** The question's terms that carry meaning, with their weights in this case. */
 export function questionTerms(question: Pick<Question, 'text'>, context: Pick<CaseContext, 'index'>): { term: string; weight: number }[] {
@@ -78,26 +107,21 @@ export function answerFromText(question: Question, context: CaseContext): Engine
 
   const candidates: Candidate[] = []
   for (const hit of context.index.search(question.text, CANDIDATE_BLOCKS)) {
-    for (const raw of hit.block.text.split('\n')) {
-      const line = raw.trim()
-      if (!line) continue
-      const lineTerms = termsOf(line)
-      const coverage = share(lineTerms)
+    for (const line of linesOf(hit.block)) {
+      const coverage = share(line.terms)
       if (coverage === 0) continue
-      const lv = labelValue(line)
-      if (lv) {
-        const labelTerms = termsOf(lv.label)
-        const recall = share(labelTerms)
+      if (line.label) {
+        const recall = share(line.label.terms)
         if (recall > 0) {
-          const precision = labelTerms.size ? [...labelTerms].filter((t) => terms.some((q) => holds(new Set([t]), q.term))).length / labelTerms.size : 0
-          candidates.push({ block: hit.block, quote: clip(line), value: lv.value.trim(), label: true, coverage, recall, precision, hasKey: holds(lineTerms, key.term), score: 0.5 * recall + 0.2 * precision + 0.3 * coverage })
+          const labelTerms = [...line.label.terms]
+          const precision = labelTerms.length ? labelTerms.filter((t) => terms.some((q) => holds(new Set([t]), q.term))).length / labelTerms.length : 0
+          candidates.push({ block: hit.block, quote: clip(line.text), value: line.label.value, label: true, coverage, recall, precision, hasKey: holds(line.terms, key.term), score: 0.5 * recall + 0.2 * precision + 0.3 * coverage })
           continue
         }
       }
-      for (const sentence of sentencesOf(line)) {
-        const st = termsOf(sentence)
-        const c = share(st)
-        if (c > 0) candidates.push({ block: hit.block, quote: clip(sentence), value: sentence, label: false, coverage: c, recall: 0, precision: 0, hasKey: holds(st, key.term), score: 0.85 * c })
+      for (const sentence of line.sentences) {
+        const c = share(sentence.terms)
+        if (c > 0) candidates.push({ block: hit.block, quote: clip(sentence.text), value: sentence.text, label: false, coverage: c, recall: 0, precision: 0, hasKey: holds(sentence.terms, key.term), score: 0.85 * c })
       }
     }
   }
