@@ -6,6 +6,9 @@ import { Type } from '@sinclair/typebox'
 import { Timestamp, Uuid, Int, named, pageQuery } from './common'
 import { InlineNotifications } from './notifications'
 
+/** The document types found from content at ingestion (server/evaluation/document-types.ts). */
+export const DOCUMENT_TYPES = ['bank_statement', 'pay_stub', 'tax_return', 'identity_document', 'rent_roll', 'loss_run', 'application_form', 'insurance_declaration', 'email', 'other'] as const
+
 /** Path parameters naming a document of a case. */
 export const DocumentParams = t.Object({ scenarioId: Uuid, documentId: Uuid })
 
@@ -34,6 +37,19 @@ export const PageSummary = named('PageSummary', t.Object({
   }, { description: 'Text formats (plain text, Markdown, CSV): the encoding read.' })),
 }, { description: 'Once processed (files processed before per-page accounting have none).' }))
 
+/** One arithmetic check of a document and its result. */
+export const DocumentCheck = named('DocumentCheck', t.Object({
+  name: t.Union([t.Literal('balance_reconciles'), t.Literal('running_balance'), t.Literal('rows_add_to_total'), t.Literal('net_pay')]),
+  passed: t.Boolean(),
+  rule: t.String({ description: 'The arithmetic checked, in words.' }),
+  expected: t.String({ description: 'What the other figures give (exact decimal).' }),
+  found: t.String({ description: 'What the document states (exact decimal).' }),
+  difference: t.String({ description: 'found - expected.' }),
+  page: Int(),
+  block_id: Uuid,
+  detail: t.String(),
+}))
+
 /** A document as every endpoint returns it. */
 export const Document = named('Document', t.Object({
   id: Uuid,
@@ -51,6 +67,9 @@ export const Document = named('Document', t.Object({
   error_detail: t.Optional(t.String({ description: 'Why ingestion failed or is degraded; never document content.' })),
   uploaded_at: t.Optional(Timestamp),
   processed_at: t.Optional(Timestamp),
+  document_type: t.Optional(t.Union(DOCUMENT_TYPES.map((d) => t.Literal(d)), { description: 'What the document is, found from its content at ingestion (never its file name); usable as a fact namespace (docs/evaluation.md). Once processed.' })),
+  document_type_confidence: t.Optional(t.Number({ minimum: 0, maximum: 1, description: 'How sure the type rules are (0..1).' })),
+  checks: t.Optional(t.Array(DocumentCheck, { description: 'The arithmetic checks its type allows, each with its result; an answer from a document failing one carries a note and a lowered confidence.' })),
   created_at: Timestamp,
   updated_at: Timestamp,
 }))

@@ -83,6 +83,8 @@ export const DecisionReason = named('DecisionReason', t.Object({
   finding: OneOf(['rule_failed', 'not_found']),
   effect: OneOf(['decline', 'refer']),
   message: t.String(),
+  value: t.Optional(t.Union([t.String(), t.Boolean(), t.Null()], { description: 'The value found (null: none), for a question with an accept rule.' })),
+  rule: t.Optional(t.String({ description: 'The accept rule the value was judged by.' })),
 }))
 
 /** The human override of a decision (the newest review). */

@@ -30,8 +30,10 @@ export const QuestionSchema = named('Question', t.Object({
   answer_type: AnswerTypeSchema,
   guidance: t.Optional(t.String({ maxLength: 4000, description: 'Hints for whoever (or whatever) answers.' })),
   fact_path: t.Optional(t.String({
-    minLength: 1, maxLength: 200, pattern: '^[a-z0-9_]+(\\.[a-z0-9_]+)*$',
-    description: 'A mined fact that answers the question, e.g. annual_revenue, bank_statement.balance.min.',
+    minLength: 1, maxLength: 200,
+    description: 'A mined fact that answers the question (docs/evaluation.md, "The fact language"): annual_revenue, bank_statement.balance.min, '
+      + 'annual_revenue|gross_revenue|total_sales (alternatives, first found answers), loss_run.claims[policy_year=2024] (a cell of the row whose policy_year is 2024). '
+      + 'Checked when the version is created (422 with pointer /questions/i/fact_path).',
   })),
   accept: t.Optional(t.String({
     minLength: 1, maxLength: 500,

@@ -16,6 +16,14 @@ const vertical = {
     + 'are bound to it (copied at creation). Absent when the workspace is on the shipped default.',
 }
 
+const synonyms = {
+  description: 'Label synonyms of this workspace: a group key (a snake_case fact name) and its other names. A key of the built-in table '
+    + '(docs/evaluation.md, "Label synonyms") replaces that group, an empty list removes it, a new key adds a group. Absent: the built-in table alone.',
+}
+const currency = { description: 'ISO 4217 code the findings report shows amounts in (e.g. USD, EUR); absent: amounts without a currency sign.' }
+const locale = { description: 'BCP 47 locale of number grouping in the findings report (e.g. en-US, de-DE, en-IN); en-US when absent.' }
+const SynonymGroups = t.Record(t.String({ pattern: '^[a-z0-9_]{1,64}$' }), t.Array(t.String({ pattern: '^[a-z0-9_]{1,64}$' }), { maxItems: 30 }), synonyms)
+
 /** PUT /v1/tenant-settings body: the whole document; an omitted field is cleared. */
 export const TenantSettingsInput = t.Object({
   embed_allowed_origins: t.Optional(t.Array(t.String(), origins)),
@@ -23,6 +31,9 @@ export const TenantSettingsInput = t.Object({
   notification_retention_days: t.Optional(t.Union([Int({ minimum: 1, maximum: 3650 }), t.Null()], retention)),
   break_glass_require_tenant_approval: t.Optional(t.Boolean(approval)),
   vertical: t.Optional(t.Union([t.String({ maxLength: 64 }), t.Null()], vertical)),
+  label_synonyms: t.Optional(t.Union([SynonymGroups, t.Null()])),
+  currency: t.Optional(t.Union([t.String({ pattern: '^[A-Z]{3}$' }), t.Null()], currency)),
+  number_locale: t.Optional(t.Union([t.String({ maxLength: 35 }), t.Null()], locale)),
 })
 
 /** The settings as GET and PUT return them (the values in force). */
@@ -32,4 +43,7 @@ export const TenantSettings = named('TenantSettings', t.Object({
   notification_retention_days: Int(retention),
   break_glass_require_tenant_approval: t.Boolean(approval),
   vertical: t.Optional(t.String(vertical)),
+  label_synonyms: t.Optional(SynonymGroups),
+  currency: t.Optional(t.String(currency)),
+  number_locale: t.Optional(t.String(locale)),
 }))

@@ -20,6 +20,7 @@ import m015 from './015_default_vertical.sql' with { type: 'text' }
 import m016 from './016_billing.sql' with { type: 'text' }
 import m017 from './017_request_trace.sql' with { type: 'text' }
 import m019 from './019_password_protected.sql' with { type: 'text' }
+import m023 from './023_document_findings.sql' with { type: 'text' }
 
 /** One migration: its number, its name and its SQL. */
 export interface Migration { version: number; name: string; sql: string }
@@ -44,4 +45,5 @@ export const MIGRATIONS: Migration[] = [
   { version: 16, name: '016_billing', sql: m016 },
   { version: 17, name: '017_request_trace', sql: m017 },
   { version: 19, name: '019_password_protected', sql: m019 },
+  { version: 23, name: '023_document_findings', sql: m023 },
 ]

@@ -24,6 +24,7 @@ import { ingestionSteps, isCurrent, type IngestionOutcome, type IngestionOwner }
 import { nestingDepth, storeAttachments } from './attachments'
 import { recordUsageEvents } from '../billing/ledger'
 import { parseOverrides, readPolicy } from '../operator/evaluation-policy'
+import { recordDocumentFindings } from '../evaluation/document-findings'
 
 /** The job kind name (also the task kind of its notifications). */
 export const DOCUMENT_INGESTION = 'document_ingestion'
@@ -101,7 +102,7 @@ async function parseFollowed(doc: DocumentRow, generation: number, deps: AppDeps
   }
 }
 
-/** Case documents as an owner of ingested files; after a parse, pages are metered and attachments become child documents. */
+/** Case documents as an owner of ingested files; after a parse, the type and checks are recorded, pages are metered and attachments become child documents. */
 const documentOwner: IngestionOwner<DocumentRow> = {
   taskKind: 'document_ingestion',
   failedErrorCode: 'document_ingestion_failed',
@@ -112,6 +113,8 @@ const documentOwner: IngestionOwner<DocumentRow> = {
   replaceBlocks,
   setStatus: setDocumentStatus,
   async afterParsed(tx, doc, outcome) {
+    // The document's type from its content and the checks that type allows (issue 27).
+    await recordDocumentFindings(tx, doc, outcome.blocks)
     await recordUsageEvents(tx, doc.tenant_id, (['text_layer', 'ocr'] as const).map((source) => ({
       meter: source === 'ocr' ? 'pages_ocr' as const : 'pages_text_layer' as const,
       quantity: outcome.pages[source], sourceKind: DOCUMENT_INGESTION, sourceId: doc.id, sourceRef: `generation:${doc.ingestion_generation}`,

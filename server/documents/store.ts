@@ -32,6 +32,10 @@ export interface DocumentRow {
   page_summary: StoredPageSummary | null
   /** The document this one was found in (an email's attachment), or null. */
   parent_document_id?: string | null
+  /** The type found from its content at ingestion, its confidence and its checks (server/evaluation/document-findings.ts). */
+  document_type?: string | null
+  document_type_confidence?: string | number | null
+  checks?: unknown[] | null
   error_code: string | null
   error_detail: string | null
   uploaded_at: Date | null
@@ -42,7 +46,11 @@ export interface DocumentRow {
 
 /** The API shape of a document; optional fields are absent when unset. */
 export function renderDocument(row: DocumentRow) {
-  return { id: row.id, scenario_id: row.scenario_id, ...(row.parent_document_id ? { parent_document_id: row.parent_document_id } : {}), ...renderUploadedFile(row) }
+  return {
+    id: row.id, scenario_id: row.scenario_id, ...(row.parent_document_id ? { parent_document_id: row.parent_document_id } : {}), ...renderUploadedFile(row),
+    ...(row.document_type ? { document_type: row.document_type, document_type_confidence: Number(row.document_type_confidence) } : {}),
+    ...(row.checks ? { checks: row.checks } : {}),
+  }
 }
 
 /** A document found inside another, ready to be stored: its id is fixed by its parent and position. */

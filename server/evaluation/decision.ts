@@ -11,6 +11,7 @@
 import type { Static } from '@sinclair/typebox'
 import { CRITICALITIES, type Criticality as CriticalitySchema } from '../../schemas/question-set'
 import { OUTCOMES, type DecisionOutcome } from '../../schemas/evaluation'
+import type { AnswerValue } from './values'
 
 export { CRITICALITIES, OUTCOMES }
 /** The three outcomes. */
@@ -25,6 +26,10 @@ export interface JudgedAnswer {
   status: 'answered' | 'not_found'
   /** The accept rule's verdict; undefined when the question has no rule or the rule could not judge. */
   accepted?: boolean
+  /** The value found (for the reason's message and `value`). */
+  value?: AnswerValue
+  /** The accept rule (for the reason's message and `rule`). */
+  rule?: string
 }
 
 /** One reason of a decision. */
@@ -36,6 +41,10 @@ export interface DecisionReason {
   /** What this finding does to the outcome. */
   effect: 'decline' | 'refer'
   message: string
+  /** The value found, when the answer had one. */
+  value?: AnswerValue
+  /** The accept rule the value broke. */
+  rule?: string
 }
 
 /** A computed decision. */
@@ -44,13 +53,23 @@ export interface Decision { outcome: Outcome; reasons: DecisionReason[] }
 /** Computes the decision (see the file comment). */
 export function decide(answers: readonly JudgedAnswer[]): Decision {
   const reasons: DecisionReason[] = []
+  // A failed rule says what was found and which rule it broke: "... fails its accept rule: found 950000.00, rule value >= 1000000".
+  const failed = (a: JudgedAnswer, effect: 'decline' | 'refer'): DecisionReason => {
+    const found = a.value === undefined ? '' : `found ${a.value === null ? 'nothing' : typeof a.value === 'boolean' ? (a.value ? 'yes' : 'no') : a.value}`
+    const detail = [found, a.rule !== undefined ? `rule ${a.rule}` : ''].filter(Boolean).join(', ')
+    return {
+      question_key: a.questionKey, criticality: a.criticality, finding: 'rule_failed', effect,
+      message: `${a.criticality} question ${a.questionKey} fails its accept rule${detail ? `: ${detail}` : ''}`,
+      ...(a.value !== undefined ? { value: a.value } : {}), ...(a.rule !== undefined ? { rule: a.rule } : {}),
+    }
+  }
   for (const a of answers) {
     if (a.criticality === 'critical' && a.accepted === false) {
-      reasons.push({ question_key: a.questionKey, criticality: a.criticality, finding: 'rule_failed', effect: 'decline', message: `critical question ${a.questionKey} fails its accept rule` })
+      reasons.push(failed(a, 'decline'))
     } else if (a.criticality === 'critical' && a.accepted === undefined && a.status === 'not_found') {
-      reasons.push({ question_key: a.questionKey, criticality: a.criticality, finding: 'not_found', effect: 'refer', message: `critical question ${a.questionKey} was not found in the documents` })
+      reasons.push({ question_key: a.questionKey, criticality: a.criticality, finding: 'not_found', effect: 'refer', message: `critical question ${a.questionKey} was not found in the documents`, ...(a.rule !== undefined ? { rule: a.rule } : {}) })
     } else if (a.criticality === 'major' && a.accepted === false) {
-      reasons.push({ question_key: a.questionKey, criticality: a.criticality, finding: 'rule_failed', effect: 'refer', message: `major question ${a.questionKey} fails its accept rule` })
+      reasons.push(failed(a, 'refer'))
     }
   }
   const declines = reasons.filter((r) => r.effect === 'decline')

@@ -1,14 +1,16 @@
 /**
  * The answer engine: one interface, two implementations. The built-in engine (here) is
  * deterministic and needs no network: a question with a `fact_path` is answered from the mined fact
- * and judged by its accept rule; any other question gets the best retrieved passage as a text
- * answer with a confidence, or `not_found`. The model-backed engine (model-engine.ts) is chosen when
+ * and judged by its accept rule; any other question gets the best `Label: value` line or sentence
+ * of the best retrieved passages with a confidence (text-answer.ts), or `not_found`. The model-backed engine (model-engine.ts) is chosen when
  * SVC_MODEL_URL is set. Every answer carries the evidence it was built from, and nothing else.
  */
-import { indexFacts, mineFacts, type CaseBlock, type FactIndex } from './facts'
-import { buildBlockIndex, type BlockIndex, type Hit } from './retrieval'
+import { indexFacts, mineCase, type CaseBlock, type FactIndex, type SynonymTable } from './facts'
+import { buildBlockIndex, type BlockIndex } from './retrieval'
+import { answerFromText } from './text-answer'
+import type { CheckResult } from './checks'
 import { acceptAnswer } from './rules'
-import { toAnswerValue, type AnswerType, type AnswerValue } from './values'
+import { toAnswerValue, type AnswerValue } from './values'
 import type { Question } from '../../schemas/question-set'
 
 /** A question of a question-set version (its shape is the schema's). */
@@ -43,6 +45,8 @@ export interface CaseContext {
   byId: ReadonlyMap<string, CaseBlock>
   facts: FactIndex
   index: BlockIndex
+  /** Documents that failed an arithmetic check (absent: none known). */
+  failedChecks?: FailedChecks
 }
 
 /** Options of one answer. */
@@ -54,38 +58,50 @@ export interface AnswerEngine {
   answer(question: Question, context: CaseContext, options?: AnswerOptions): Promise<EngineAnswer>
 }
 
+/** The checks a document of the case failed (checks.ts), by document id. */
+export type FailedChecks = ReadonlyMap<string, { filename: string; checks: readonly CheckResult[] }>
+
+/** What a case context is built with beside its blocks. */
+export interface CaseContextOptions {
+  /** Alternative label names (synonyms.ts: the built-in table with the workspace's edits). */
+  synonyms?: SynonymTable
+  /** The documents that failed an arithmetic check at ingestion. */
+  failedChecks?: FailedChecks
+}
+
+/** The most confidence an answer drawn from a document failing a check keeps. */
+export const FAILED_CHECK_CAP = 0.49
+
+/**
+ * Marks an answer whose evidence lies in a document that failed an arithmetic check: its `note`
+ * names the check and by how much it is off, and its confidence is at most 0.49. Any engine's
+ * answer goes through here; the value and the rule's verdict are left as they are.
+ */
+export function withCheckNotes(answer: EngineAnswer, context: Pick<CaseContext, 'failedChecks'>): EngineAnswer {
+  if (!context.failedChecks?.size || answer.status !== 'answered') return answer
+  const notes: string[] = []
+  for (const documentId of new Set(answer.evidence.map((e) => e.documentId))) {
+    const failed = context.failedChecks.get(documentId)
+    for (const c of failed?.checks ?? []) notes.push(`${failed!.filename} fails its ${c.name} check (${c.rule}): ${c.detail}`)
+  }
+  if (notes.length === 0) return answer
+  // Idempotent: an answer already marked (the built-in engine marks its own) is not marked twice.
+  const fresh = notes.filter((n) => !answer.note?.includes(n))
+  return { ...answer, confidence: Math.min(answer.confidence, FAILED_CHECK_CAP), ...(fresh.length ? { note: [answer.note, ...fresh].filter(Boolean).join('; ') } : {}) }
+}
+
 /** Builds the context of a case from its blocks, in case order (documents by upload, then position). */
-export function buildCaseContext(blocks: readonly CaseBlock[]): CaseContext {
+export function buildCaseContext(blocks: readonly CaseBlock[], options: CaseContextOptions = {}): CaseContext {
+  const { facts, tables } = mineCase(blocks)
   return {
     blocks,
     byId: new Map(blocks.map((b) => [b.id, b])),
-    facts: indexFacts(blocks, mineFacts(blocks)),
+    facts: indexFacts(blocks, facts, { tables, ...(options.synonyms ? { synonyms: options.synonyms } : {}) }),
     index: buildBlockIndex(blocks),
+    ...(options.failedChecks ? { failedChecks: options.failedChecks } : {}),
   }
 }
 
-/** The shortest passage shown as a quote: the block line that matches most query terms. */
-export const MAX_QUOTE_CHARS = 500
-
-/** The line of a hit's block matching most of its matched terms (a span of the block's text). */
-export function bestLine(hit: Pick<Hit, 'block' | 'matched'>): string {
-  const lines = hit.block.text.split('\n').map((l) => l.trim()).filter(Boolean)
-  let best = lines[0] ?? hit.block.text
-  let bestScore = -1
-  for (const line of lines) {
-    const lower = line.toLowerCase()
-    const score = hit.matched.filter((t) => lower.includes(t)).length
-    if (score > bestScore) { best = line; bestScore = score }
-  }
-  return best.length > MAX_QUOTE_CHARS ? best.slice(0, MAX_QUOTE_CHARS) : best
-}
-
-/** Passages whose coverage of the question's terms is at least this are evidence. */
-export const MIN_COVERAGE = 0.5
-/** Passages cited by a text answer. */
-export const MAX_PASSAGES = 3
-
-const round2 = (n: number) => Math.round(n * 100) / 100
 
 /**
  * Applies a question's accept rule to an answer (sets `accepted`); answers without a rule are
@@ -103,27 +119,20 @@ export function judge(question: Question, answer: EngineAnswer): EngineAnswer {
 export const builtinEngine: AnswerEngine = {
   name: 'builtin',
   async answer(question, context) {
-    return judge(question, question.fact_path ? fromFact(question, context) : fromPassages(question, context))
+    return withCheckNotes(judge(question, question.fact_path ? fromFact(question, context) : answerFromText(question, context)), context)
   },
 }
 
 function fromFact(question: Question, context: CaseContext): EngineAnswer {
   const path = question.fact_path!
-  const fact = context.facts.lookup(path)
+  const found = context.facts.resolve(path)
   const base = { questionKey: question.key, source: 'fact' as const, downgraded: false }
-  if (!fact) return { ...base, status: 'not_found', value: null, confidence: 0, evidence: [], note: `no fact ${path} in the documents` }
+  if (!found) return { ...base, status: 'not_found', value: null, confidence: 0, evidence: [], note: `no fact ${path} in the documents` }
+  const { fact, note } = found
   const evidence = [{ documentId: fact.documentId, blockId: fact.blockId, page: fact.page, quote: fact.quote }]
   const value = toAnswerValue(fact.value, question.answer_type)
   if (value === null) {
     return { ...base, status: 'not_found', value: null, confidence: 0, evidence, note: `fact ${path} is not a ${question.answer_type}` }
   }
-  return { ...base, status: 'answered', value, confidence: 1, evidence }
-}
-
-function fromPassages(question: Question, context: CaseContext): EngineAnswer {
-  const hits = context.index.search(question.text, MAX_PASSAGES * 2).filter((h) => h.coverage >= MIN_COVERAGE).slice(0, MAX_PASSAGES)
-  const base = { questionKey: question.key, source: 'retrieval' as const, downgraded: false }
-  if (hits.length === 0) return { ...base, status: 'not_found', value: null, confidence: 0, evidence: [], note: 'no passage matches the question' }
-  const evidence = hits.map((h) => ({ documentId: h.block.documentId, blockId: h.block.id, page: h.block.page, quote: bestLine(h) }))
-  return { ...base, status: 'answered', value: evidence[0]!.quote, confidence: round2(0.9 * hits[0]!.coverage), evidence }
+  return { ...base, status: 'answered', value, confidence: 1, evidence, ...(note ? { note } : {}) }
 }

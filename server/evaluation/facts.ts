@@ -15,7 +15,8 @@
  * first in document order (documents by upload, blocks by position) answers.
  */
 import Big from 'big.js'
-import { parseValue, type TypedValue } from './values'
+import { parseDate, parseNumber, parseValue, type TypedValue } from './values'
+import { parseFactPath, type FactPathAlternative } from './fact-path'
 
 /** A block of a case as the evaluation reads it. */
 export interface CaseBlock {
@@ -29,7 +30,18 @@ export interface CaseBlock {
   page: number
   kind: string
   text: string
+  /** The document's type found at ingestion (document-types.ts), a second namespace of its facts. */
+  documentType?: string
 }
+
+/** A table of a document: its column names (snake_case) and its rows below the header, in order. */
+export interface Table { documentId: string; columns: string[]; rows: CaseBlock[] }
+
+/** A fact found for a fact path, with a note when the finding needs one (several rows matched). */
+export interface Resolved { fact: Fact; note?: string }
+
+/** Alternative names of a label: every name of a group answers for the others. */
+export type SynonymTable = ReadonlyMap<string, readonly string[]>
 
 /** One mined fact. */
 export interface Fact {
@@ -48,8 +60,15 @@ export interface Fact {
 /** Facts by path, first-in-document-order first. */
 export interface FactIndex {
   all: Fact[]
+  tables: Table[]
   /** The fact answering a path (plain or `<document>.`-qualified), or undefined. */
   lookup(path: string): Fact | undefined
+  /**
+   * The fact answering a question's `fact_path` (fact-path.ts): its alternatives in order, each
+   * under its own name and then its synonyms; a row selector reads the row's cell. Undefined when
+   * none is in the documents (or the path does not parse).
+   */
+  resolve(factPath: string): Resolved | undefined
 }
 
 /** snake_case of a label: lower case, runs of other characters as one "_", at most 64 characters. */
@@ -94,7 +113,13 @@ const isCsv = (b: CaseBlock) => /^(text\/csv|application\/vnd\.openxmlformats-of
 
 /** Mines every fact of a case's blocks (given in case order). */
 export function mineFacts(blocks: readonly CaseBlock[]): Fact[] {
+  return mineCase(blocks).facts
+}
+
+/** Mines every fact and table of a case's blocks (given in case order). */
+export function mineCase(blocks: readonly CaseBlock[]): { facts: Fact[]; tables: Table[] } {
   const facts: Fact[] = []
+  const tables: Table[] = []
   const add = (path: string, value: TypedValue, raw: string, block: CaseBlock, quote: string) => {
     if (path) facts.push({ path, value, raw, blockId: block.id, documentId: block.documentId, page: block.page, quote })
   }
@@ -115,6 +140,7 @@ export function mineFacts(blocks: readonly CaseBlock[]): Fact[] {
       const n = (tablesPerDocument.get(run[0]!.documentId) ?? 0) + 1
       tablesPerDocument.set(run[0]!.documentId, n)
       mineColumns(run, n, add)
+      tables.push({ documentId: run[0]!.documentId, columns: cellsOf(run[0]!.text).map(slug), rows: run.slice(1) })
     }
     run = []
   }
@@ -128,11 +154,16 @@ export function mineFacts(blocks: readonly CaseBlock[]): Fact[] {
     flushRun()
     for (const line of b.text.split('\n')) {
       const lv = labelValue(line)
-      if (lv) add(slug(lv.label), parseValue(lv.value), lv.value, b, line.trim())
+      if (!lv) continue
+      const value = parseValue(lv.value)
+      add(slug(lv.label), value, lv.value, b, line.trim())
+      // "Gross revenue (FY2025)" also answers `gross_revenue`.
+      const bare = slug(lv.label.replace(/\([^)]*\)/g, ' '))
+      if (bare && bare !== slug(lv.label)) add(bare, value, lv.value, b, line.trim())
     }
   }
   flushRun()
-  return facts
+  return { facts, tables }
 }
 
 type Add = (path: string, value: TypedValue, raw: string, block: CaseBlock, quote: string) => void
@@ -189,15 +220,97 @@ function mineColumns(rows: CaseBlock[], tableNumber: number, add: Add): void {
   })
 }
 
-/** Indexes mined facts by plain and document-qualified path. */
-export function indexFacts(blocks: readonly CaseBlock[], facts: readonly Fact[]): FactIndex {
-  const namespaces = new Map<string, string>()
-  for (const b of blocks) if (!namespaces.has(b.documentId)) namespaces.set(b.documentId, documentNamespace(b.filename))
+/** The namespaces of each document of a case: its file name's and, when known, its type. */
+export function documentNamespaces(blocks: readonly CaseBlock[]): Map<string, string[]> {
+  const out = new Map<string, string[]>()
+  for (const b of blocks) {
+    if (out.has(b.documentId)) continue
+    const names = [documentNamespace(b.filename)]
+    if (b.documentType && b.documentType !== 'other' && !names.includes(b.documentType)) names.push(b.documentType)
+    out.set(b.documentId, names)
+  }
+  return out
+}
+
+/** True when a table cell holds the row key a selector names: as text (any case), number or date. */
+export function cellMatches(cell: string, wanted: string): boolean {
+  const a = cell.trim()
+  const b = wanted.trim()
+  if (a.toLowerCase() === b.toLowerCase()) return true
+  const na = parseNumber(a)
+  const nb = parseNumber(b)
+  if (na && nb && new Big(na.value).eq(new Big(nb.value))) return true
+  const da = parseDate(a)
+  return da !== null && da === parseDate(b)
+}
+
+/**
+ * Indexes mined facts by plain and document-qualified path (file name and document type), with the
+ * tables for row selectors and the synonym table for alternative label names.
+ */
+export function indexFacts(blocks: readonly CaseBlock[], facts: readonly Fact[], options: { tables?: readonly Table[]; synonyms?: SynonymTable } = {}): FactIndex {
+  const namespaces = documentNamespaces(blocks)
   const byPath = new Map<string, Fact>()
   for (const f of facts) {
     if (!byPath.has(f.path)) byPath.set(f.path, f)
-    const qualified = `${namespaces.get(f.documentId) ?? 'document'}.${f.path}`
-    if (!byPath.has(qualified)) byPath.set(qualified, f)
+    for (const ns of namespaces.get(f.documentId) ?? ['document']) {
+      const qualified = `${ns}.${f.path}`
+      if (!byPath.has(qualified)) byPath.set(qualified, f)
+    }
   }
-  return { all: [...facts], lookup: (path) => byPath.get(path) }
+  const tables = [...(options.tables ?? [])]
+  const synonyms = options.synonyms ?? new Map<string, readonly string[]>()
+  const namesOf = (name: string) => [name, ...(synonyms.get(name) ?? []).filter((n) => n !== name)]
+  const allNamespaces = new Set([...namespaces.values()].flat())
+  // A path under its own name, then with its label (after an optional namespace) under each synonym.
+  const expansions = (path: string): string[] => {
+    const segs = path.split('.')
+    const out = [path]
+    for (const k of segs.length > 1 && allNamespaces.has(segs[0]!) ? [0, 1] : [0]) {
+      const head = segs[k]!
+      for (const name of namesOf(head)) out.push([...segs.slice(0, k), name, ...segs.slice(k + 1)].join('.'))
+    }
+    return [...new Set(out)]
+  }
+  const fromRow = (alt: FactPathAlternative): Resolved | undefined => {
+    const segs = alt.path.split('.')
+    const ns = segs.length > 1 ? segs.slice(0, -1).join('.') : undefined
+    const columns = namesOf(segs[segs.length - 1]!)
+    const keys = namesOf(alt.row!.column)
+    for (const table of tables) {
+      if (ns !== undefined && !(namespaces.get(table.documentId) ?? []).includes(ns)) continue
+      const col = table.columns.findIndex((c) => columns.includes(c))
+      const key = table.columns.findIndex((c) => keys.includes(c))
+      if (col < 0 || key < 0) continue
+      const rows = table.rows.filter((r) => cellMatches(cellsOf(r.text)[key] ?? '', alt.row!.value))
+      const row = rows[0]
+      if (!row) continue
+      const raw = cellsOf(row.text)[col] ?? ''
+      if (raw === '') continue
+      const fact: Fact = { path: alt.path, value: parseValue(raw), raw, blockId: row.id, documentId: row.documentId, page: row.page, quote: row.text }
+      return rows.length > 1 ? { fact, note: `${rows.length} rows have ${alt.row!.column} = ${alt.row!.value}; the first answers` } : { fact }
+    }
+    return undefined
+  }
+  return {
+    all: [...facts],
+    tables,
+    lookup: (path) => byPath.get(path),
+    resolve(factPath) {
+      let alternatives: FactPathAlternative[]
+      try { alternatives = parseFactPath(factPath) } catch { return undefined }
+      for (const alt of alternatives) {
+        if (alt.row) {
+          const found = fromRow(alt)
+          if (found) return found
+          continue
+        }
+        for (const path of expansions(alt.path)) {
+          const fact = byPath.get(path)
+          if (fact) return { fact }
+        }
+      }
+      return undefined
+    },
+  }
 }

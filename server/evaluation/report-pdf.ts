@@ -1,28 +1,35 @@
 /**
- * The PDF findings report, written with pdf-lib: the case, the decision (computed, and the human
- * override beside it), every question with its answer, rule verdict and evidence quotes (document
- * and page), and timestamps in the workspace's time zone. Text is wrapped to the page width; the
- * standard Helvetica font is used, so characters it cannot encode are shown as "?".
+ * The PDF findings report, written with pdf-lib, in the order an underwriter reads it: the case and
+ * the decision (computed, the human override beside it, and each decline or refer reason with the
+ * value found and the rule it broke), a summary table (question, answer, verdict, confidence,
+ * document and page), the read coverage of every document (pages by text layer, by OCR,
+ * unreadable; its type; its checks passed or failed), then each question in full, never split
+ * across a page break. Amounts are formatted for the workspace (amounts.ts); timestamps are in its
+ * time zone.
  */
-import { PDFDocument, StandardFonts, rgb, type PDFFont, type PDFPage } from 'pdf-lib'
+import { PDFDocument, StandardFonts, rgb } from 'pdf-lib'
 import { formatInZone } from '../local-time'
+import { formatAmount, type AmountFormat } from './amounts'
+import { MARGIN, Writer } from './report-writer'
 
 /** Everything the report shows. */
 export interface ReportInput {
   generatedAt: Date
   /** An IANA time zone (the workspace's `time_zone`); UTC when unset or unknown. */
   timeZone: string
+  /** How amounts are written (the workspace's `number_locale` and `currency`). */
+  amounts?: AmountFormat
   scenario: { id: string; name: string; externalRef?: string; vertical?: string; status: string }
   evaluation: { id: string; engine: string; questionSetName: string; versionNumber: number; startedAt?: Date; finishedAt?: Date }
   decision: {
     outcome: string
-    reasons: { question_key: string; message: string }[]
+    reasons: { question_key: string; message: string; effect?: string; finding?: string; value?: string | boolean | null; rule?: string }[]
     computedAt: Date
     override?: { outcome: string; reason: string; reviewer: string; reviewedAt: Date }
     finalOutcome: string
   }
-  /** Every document of the case with how much of it was read. */
-  documents: { line: string; complete: boolean }[]
+  /** Every document of the case with how much of it was read, its type and its checks. */
+  documents: { line: string; complete: boolean; type?: string; typeConfidence?: number; checks?: { name: string; passed: boolean; detail: string }[] }[]
   questions: {
     key: string; text: string; criticality: string; answerType: string; accept?: string
     status: string; value: string | boolean | null; confidence: number; accepted?: boolean; note?: string
@@ -30,74 +37,20 @@ export interface ReportInput {
   }[]
 }
 
-const PAGE: [number, number] = [595.28, 841.89] // A4
-const MARGIN = 50
-const WIDTH = PAGE[0] - 2 * MARGIN
-
-/** The written form of an answer value. */
-export function valueText(value: string | boolean | null): string {
+/** The written form of an answer value (numbers formatted for the workspace when a format is given). */
+export function valueText(value: string | boolean | null, answerType = 'text', format?: AmountFormat, encodable?: (s: string) => boolean): string {
   if (value === null) return '(none)'
   if (typeof value === 'boolean') return value ? 'yes' : 'no'
-  return value
-}
-
-class Writer {
-  page!: PDFPage
-  y = 0
-  readonly pages: PDFPage[] = []
-  constructor(readonly pdf: PDFDocument, readonly regular: PDFFont, readonly bold: PDFFont) { this.newPage() }
-
-  newPage() {
-    this.page = this.pdf.addPage(PAGE)
-    this.pages.push(this.page)
-    this.y = PAGE[1] - MARGIN
-  }
-
-  /** Replaces characters the font cannot encode. */
-  clean(text: string, font: PDFFont): string {
-    const supported = new Set(font.getCharacterSet())
-    return [...text.replace(/[\r\n\t\f\v]+/g, ' ')].map((c) => (supported.has(c.codePointAt(0)!) ? c : '?')).join('')
-  }
-
-  wrap(text: string, font: PDFFont, size: number, width: number): string[] {
-    const words = this.clean(text, font).split(/ +/)
-    const lines: string[] = []
-    let line = ''
-    for (const word of words) {
-      const candidate = line ? `${line} ${word}` : word
-      if (font.widthOfTextAtSize(candidate, size) <= width) { line = candidate; continue }
-      if (line) lines.push(line)
-      // A word wider than the line: cut it.
-      let rest = word
-      while (font.widthOfTextAtSize(rest, size) > width) {
-        let n = rest.length
-        while (n > 1 && font.widthOfTextAtSize(rest.slice(0, n), size) > width) n--
-        lines.push(rest.slice(0, n))
-        rest = rest.slice(n)
-      }
-      line = rest
-    }
-    if (line) lines.push(line)
-    return lines.length ? lines : ['']
-  }
-
-  text(text: string, opts: { size?: number; bold?: boolean; indent?: number; gap?: number; color?: [number, number, number] } = {}) {
-    const size = opts.size ?? 10
-    const font = opts.bold ? this.bold : this.regular
-    const indent = opts.indent ?? 0
-    const leading = size * 1.35
-    for (const line of this.wrap(text, font, size, WIDTH - indent)) {
-      if (this.y - leading < MARGIN + 20) this.newPage()
-      this.y -= leading
-      this.page.drawText(line, { x: MARGIN + indent, y: this.y, size, font, color: rgb(...(opts.color ?? [0, 0, 0])) })
-    }
-    this.y -= opts.gap ?? 2
-  }
-
-  space(h: number) { this.y -= h }
+  return answerType === 'number' && format ? formatAmount(value, format, encodable) : value
 }
 
 const OUTCOME_COLOR: Record<string, [number, number, number]> = { approve: [0.1, 0.45, 0.2], refer: [0.7, 0.45, 0], decline: [0.7, 0.1, 0.1] }
+const RED: [number, number, number] = [0.7, 0.1, 0.1]
+const GREY: [number, number, number] = [0.35, 0.35, 0.35]
+
+/** The verdict of a question in one word. */
+const verdictOf = (q: ReportInput['questions'][number]) =>
+  q.accepted === true ? 'pass' : q.accepted === false ? 'FAIL' : q.status === 'not_found' ? 'not found' : q.accept ? 'not judged' : '-'
 
 /** Writes the report; returns the PDF bytes and its page count. */
 export async function writeFindingsReport(input: ReportInput): Promise<{ bytes: Uint8Array; pageCount: number }> {
@@ -108,6 +61,9 @@ export async function writeFindingsReport(input: ReportInput): Promise<{ bytes: 
   pdf.setCreationDate(input.generatedAt)
   const w = new Writer(pdf, await pdf.embedFont(StandardFonts.Helvetica), await pdf.embedFont(StandardFonts.HelveticaBold))
   const at = (d: Date) => formatInZone(d, input.timeZone)
+  const fmt = input.amounts ?? { locale: 'en-US' }
+  const shown = (q: { value: string | boolean | null; answerType: string }) => valueText(q.value, q.answerType, fmt, w.encodable)
+  const byKey = new Map(input.questions.map((q) => [q.key, q]))
 
   w.text('Findings report', { size: 18, bold: true, gap: 6 })
   w.text(`Case: ${input.scenario.name}`, { size: 12, bold: true })
@@ -120,18 +76,20 @@ export async function writeFindingsReport(input: ReportInput): Promise<{ bytes: 
   if (input.evaluation.finishedAt) w.text(`Evaluated: ${at(input.evaluation.finishedAt)}`)
   w.text(`Generated: ${at(input.generatedAt)}`, { gap: 10 })
 
-  const unread = input.documents.filter((d) => !d.complete).length
-  w.text(`Documents (${input.documents.length})`, { size: 14, bold: true, gap: 4 })
-  if (unread > 0) w.text(`Warning: ${unread} of ${input.documents.length} documents were not read in full; the decision below did not see what they hold.`, { bold: true, color: [0.7, 0.1, 0.1] })
-  if (input.documents.length === 0) w.text('None', { indent: 12 })
-  for (const d of input.documents) w.text(d.line, { indent: 12, color: d.complete ? [0, 0, 0] : [0.7, 0.1, 0.1] })
-  w.space(10)
-
   w.text('Decision', { size: 14, bold: true, gap: 4 })
   w.text(`Final outcome: ${input.decision.finalOutcome.toUpperCase()}`, { size: 12, bold: true, color: OUTCOME_COLOR[input.decision.finalOutcome] })
   w.text(`Computed outcome: ${input.decision.outcome} (${at(input.decision.computedAt)})`)
   if (input.decision.reasons.length === 0) w.text('Reasons: none (every rule passed)', { indent: 12 })
-  for (const r of input.decision.reasons) w.text(`- ${r.question_key}: ${r.message}`, { indent: 12 })
+  for (const r of input.decision.reasons) {
+    const q = byKey.get(r.question_key)
+    const effect = r.effect ? ` (${r.effect})` : ''
+    if (r.finding === 'rule_failed' && r.rule !== undefined) {
+      const found = r.value === undefined ? '' : `found ${valueText(r.value ?? null, q?.answerType, fmt, w.encodable)}; `
+      w.text(`- ${r.question_key}${effect}: ${found}rule ${r.rule} not met`, { indent: 12 })
+    } else {
+      w.text(`- ${r.question_key}${effect}: ${r.message}`, { indent: 12 })
+    }
+  }
   if (input.decision.override) {
     const o = input.decision.override
     w.text(`Override: ${o.outcome} by ${o.reviewer} at ${at(o.reviewedAt)}`, { bold: true })
@@ -139,22 +97,49 @@ export async function writeFindingsReport(input: ReportInput): Promise<{ bytes: 
   }
   w.space(10)
 
+  w.text(`Summary (${input.questions.length} questions)`, { size: 14, bold: true, gap: 4 })
+  w.table(
+    [{ title: 'Question', width: 118 }, { title: 'Answer', width: 150 }, { title: 'Verdict', width: 52 }, { title: 'Conf.', width: 32 }, { title: 'Document, page', width: 143.28 }],
+    input.questions.map((q) => ({
+      cells: [q.key, q.status === 'answered' ? shown(q) : 'not found', verdictOf(q), q.confidence.toFixed(2), q.evidence[0] ? `${q.evidence[0].filename}, p. ${q.evidence[0].page}` : '-'],
+      ...(q.accepted === false || (q.note && q.confidence < 0.5) ? { color: RED } : {}),
+    })),
+  )
+
+  const unread = input.documents.filter((d) => !d.complete).length
+  const failing = input.documents.filter((d) => d.checks?.some((c) => !c.passed)).length
+  w.text(`Documents and read coverage (${input.documents.length})`, { size: 14, bold: true, gap: 4 })
+  if (unread > 0) w.text(`Warning: ${unread} of ${input.documents.length} documents were not read in full; the decision above did not see what they hold.`, { bold: true, color: RED })
+  if (failing > 0) w.text(`Warning: ${failing} document${failing === 1 ? '' : 's'} fail${failing === 1 ? 's' : ''} an arithmetic check; answers drawn from ${failing === 1 ? 'it' : 'them'} are marked.`, { bold: true, color: RED })
+  if (input.documents.length === 0) w.text('None', { indent: 12 })
+  for (const d of input.documents) {
+    const checks = d.checks ?? []
+    const passed = checks.filter((c) => c.passed).length
+    w.block([
+      [d.line, { indent: 12, color: d.complete ? [0, 0, 0] : RED, gap: 1 }],
+      [`${d.type ? `type ${d.type.replaceAll('_', ' ')} (${(d.typeConfidence ?? 0).toFixed(2)})` : 'type unknown'}; checks: ${checks.length === 0 ? 'none for this type' : `${passed} passed, ${checks.length - passed} failed`}`, { indent: 24, color: GREY, size: 9, gap: 1 }],
+      ...checks.filter((c) => !c.passed).map((c) => [`FAILED ${c.name}: ${c.detail}`, { indent: 24, color: RED, size: 9, gap: 1 }] as const),
+    ])
+  }
+  w.space(10)
+
   w.text(`Questions (${input.questions.length})`, { size: 14, bold: true, gap: 4 })
   for (const q of input.questions) {
-    w.text(`${q.key}  [${q.criticality}, ${q.answerType}]`, { size: 11, bold: true })
-    w.text(q.text, { indent: 12 })
     const verdict = q.accepted === undefined ? '' : q.accepted ? ' - rule passed' : ' - rule FAILED'
-    w.text(`Answer: ${valueText(q.value)}  (${q.status}, confidence ${q.confidence.toFixed(2)})${verdict}`, { indent: 12 })
-    if (q.accept) w.text(`Accept rule: ${q.accept}`, { indent: 12 })
-    if (q.note) w.text(`Note: ${q.note}`, { indent: 12, color: [0.35, 0.35, 0.35] })
-    if (q.evidence.length === 0) w.text('Evidence: none', { indent: 12 })
-    for (const e of q.evidence) w.text(`Evidence: ${e.filename}, page ${e.page}: "${e.quote}"`, { indent: 12, color: [0.15, 0.15, 0.4] })
-    w.space(6)
+    w.block([
+      [`${q.key}  [${q.criticality}, ${q.answerType}]`, { size: 11, bold: true }],
+      [q.text, { indent: 12 }],
+      [`Answer: ${q.status === 'answered' ? shown(q) : '(none)'}  (${q.status}, confidence ${q.confidence.toFixed(2)})${verdict}`, { indent: 12 }],
+      ...(q.accept ? [[`Accept rule: ${q.accept}`, { indent: 12 }] as const] : []),
+      ...(q.note ? [[`Note: ${q.note}`, { indent: 12, color: q.confidence < 0.5 ? RED : GREY }] as const] : []),
+      ...(q.evidence.length === 0 ? [['Evidence: none', { indent: 12 }] as const] : q.evidence.map((e) => [`Evidence: ${e.filename}, page ${e.page}: "${e.quote}"`, { indent: 12, color: [0.15, 0.15, 0.4] }] as const)),
+      ['', { size: 4, gap: 2 }],
+    ])
   }
 
   const footer = `Findings report - case ${input.scenario.id} - generated ${at(input.generatedAt)}`
   w.pages.forEach((page, i) => {
-    page.drawText(w.clean(`${footer} - page ${i + 1} of ${w.pages.length}`, w.regular), { x: MARGIN, y: MARGIN / 2, size: 7, font: w.regular, color: rgb(0.4, 0.4, 0.4) })
+    page.drawText(w.clean(`${footer} - page ${i + 1} of ${w.pages.length}`), { x: MARGIN, y: MARGIN / 2, size: 7, font: w.regular, color: rgb(0.4, 0.4, 0.4) })
   })
   return { bytes: await pdf.save(), pageCount: w.pages.length }
 }

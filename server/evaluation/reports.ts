@@ -22,6 +22,7 @@ import { findQuestionSet, findVersionById } from '../question-sets/store'
 import { findDecision, findEvaluation, listAnswers, listEvidence } from './store'
 import { latestReview } from './reviews'
 import { writeFindingsReport, type ReportInput } from './report-pdf'
+import { caseFindings } from './document-findings'
 
 /** The job kind name (also the task kind). */
 export const REPORT_GENERATED = 'report_generated'
@@ -100,9 +101,12 @@ export async function reportInput(sql: Tx, tenantId: string, report: ReportRow, 
   const review = await latestReview(sql, tenantId, evaluation.id)
   const reviewer = review ? await findUser(sql, tenantId, review.reviewer_user_id) : null
   const settings = await readTenantSettings(sql, tenantId)
+  const coverage = await caseCoverage(sql, tenantId, scenario.id)
+  const findings = await caseFindings(sql, tenantId, scenario.id)
   return {
     generatedAt: now,
     timeZone: settings.time_zone ?? 'UTC',
+    amounts: { locale: settings.number_locale ?? 'en-US', ...(settings.currency ? { currency: settings.currency } : {}) },
     scenario: { id: scenario.id, name: scenario.name, status: scenario.status, ...(scenario.external_ref ? { externalRef: scenario.external_ref } : {}), ...(scenario.vertical ? { vertical: scenario.vertical } : {}) },
     evaluation: {
       id: evaluation.id, engine: evaluation.engine, questionSetName: set?.name ?? evaluation.question_set_id, versionNumber: version.number,
@@ -115,7 +119,10 @@ export async function reportInput(sql: Tx, tenantId: string, report: ReportRow, 
       ...(review ? { override: { outcome: review.outcome, reason: review.reason, reviewer: reviewer?.email ?? `user ${review.reviewer_user_id}`, reviewedAt: review.created_at } } : {}),
       finalOutcome: review?.outcome ?? computed.outcome,
     },
-    documents: await caseCoverage(sql, tenantId, scenario.id),
+    documents: coverage.map((c, i) => {
+      const f = findings[i]?.filename === c.filename ? findings[i] : undefined
+      return { ...c, ...(f?.type ? { type: f.type, typeConfidence: f.confidence ?? 0 } : {}), checks: f?.checks ?? [] }
+    }),
     questions: version.questions.map((q) => {
       const a = answers.find((x) => x.question_key === q.key)
       return {

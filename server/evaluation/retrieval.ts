@@ -21,8 +21,13 @@ export interface Hit {
 export interface BlockIndex {
   /** The best `limit` blocks for a query (nothing when the query has no searchable term). */
   search(query: string, limit?: number): Hit[]
-  /** The searchable terms of a query, after stop words are dropped. */
+  /** The searchable terms of a query, after stop words are dropped (stemmed, as the index holds them). */
   terms(query: string): string[]
+  /**
+   * How specific a (stemmed) term is in this case: BM25's inverse document frequency over the
+   * case's blocks. A term no block holds has the highest weight; one every block holds, almost none.
+   */
+  idf(term: string): number
 }
 
 // Function words of questions and documents that carry no evidence on their own.
@@ -40,7 +45,25 @@ export function processTerm(term: string): string | null {
   return t
 }
 
-const tokenize = (text: string) => text.split(/[^\p{L}\p{N}'’]+/u).filter(Boolean)
+/**
+ * A light English stem, the same for index and queries: "claims" -> "claim", "policies" -> "policy",
+ * "revenues" -> "revenue" ("business", "gross" and short words are kept as they are).
+ */
+export function stem(term: string): string {
+  if (term.length <= 3 || /\d/.test(term)) return term
+  if (term.endsWith('ies') && term.length > 4) return `${term.slice(0, -3)}y`
+  if (term.endsWith('s') && !/(ss|us|is)$/.test(term)) return term.slice(0, -1)
+  return term
+}
+
+/** A token as the index holds it (normalised and stemmed), or null for a stop word. */
+export const indexTerm = (term: string): string | null => {
+  const t = processTerm(term)
+  return t === null ? null : stem(t)
+}
+
+/** The words of a text (letters, digits, apostrophes). */
+export const tokenize = (text: string) => text.split(/[^\p{L}\p{N}'’]+/u).filter(Boolean)
 
 /** Builds the index of a case's blocks (given in case order). */
 export function buildBlockIndex(blocks: readonly CaseBlock[]): BlockIndex {
@@ -48,12 +71,24 @@ export function buildBlockIndex(blocks: readonly CaseBlock[]): BlockIndex {
     fields: ['text'],
     idField: 'id',
     tokenize,
-    processTerm: (t) => processTerm(t) ?? false,
+    processTerm: (t) => indexTerm(t) ?? false,
   })
   search.addAll(blocks.map((b, i) => ({ id: i, text: b.text })))
-  const terms = (query: string) => [...new Set(tokenize(query).map(processTerm).filter((t): t is string => t !== null))]
+  // Document frequencies, asked of the index for the terms questions use (no second pass over the text).
+  const df = new Map<string, number>()
+  const frequency = (term: string) => {
+    let d = df.get(term)
+    if (d === undefined) {
+      d = search.search(term, { prefix: false, fuzzy: false, tokenize: (q) => [q], processTerm: (t) => t }).length
+      df.set(term, d)
+    }
+    return d
+  }
+  const n = blocks.length
+  const terms = (query: string) => [...new Set(tokenize(query).map(indexTerm).filter((t): t is string => t !== null))]
   return {
     terms,
+    idf: (term) => { const d = frequency(term); return Math.log(1 + (n - d + 0.5) / (d + 0.5)) },
     search(query, limit = 5) {
       const wanted = terms(query)
       if (wanted.length === 0 || blocks.length === 0) return []

@@ -21,11 +21,13 @@ import { appendCaseEvent } from '../events'
 import { recordUsageEvents } from '../billing/ledger'
 import { findVersionById } from '../question-sets/store'
 import { settleCaseStatus } from '../scenarios/store'
-import { buildCaseContext, type EngineAnswer, type Question } from './engine'
+import { buildCaseContext, withCheckNotes, type EngineAnswer, type Question } from './engine'
 import { builtinEngine, createEngine, ModelOutageError, ModelResponseError } from './index'
 import { decide, type Decision } from './decision'
+import { synonymTable } from './synonyms'
+import { readTenantSettings } from '../workspaces/settings-store'
 import {
-  evaluationPath, findEvaluation, loadCaseBlocks, recordProgress, saveResults, setEvaluationStatus,
+  evaluationPath, findEvaluation, loadCaseBlocks, loadFailedChecks, recordProgress, saveResults, setEvaluationStatus,
   type EvaluationRow,
 } from './store'
 
@@ -107,7 +109,11 @@ async function prepare(tenantId: string, payload: EvaluationPayload, deps: AppDe
   if (!version) return { kind: 'failed', reason: 'the pinned question-set version is gone' }
   const questions = version.questions
   const { blocks, documentCount } = await loadCaseBlocks(sql, tenantId, started.scenario_id)
-  const context = buildCaseContext(blocks)
+  // The workspace's label synonyms (the built-in table with its edits) name facts by their other names.
+  const settings = await readTenantSettings(sql, tenantId)
+  // Answers drawn from a document that failed an arithmetic check carry a note and a lowered confidence.
+  const failedChecks = await loadFailedChecks(sql, tenantId, started.scenario_id)
+  const context = buildCaseContext(blocks, { synonyms: synonymTable(settings.label_synonyms ?? {}), failedChecks })
   // The engine pinned at start (a workspace's evaluation policy may hold it to the built-in one).
   const engine = started.engine === 'model' ? createEngine(deps.config) : builtinEngine
   const metered = engine.name === 'model'
@@ -117,7 +123,7 @@ async function prepare(tenantId: string, payload: EvaluationPayload, deps: AppDe
     // The hard budget, checked before every model call like a generation step: once reached, stop.
     if (metered && (await budgetReached(sql, tenantId))) return { kind: 'budget' }
     try {
-      const answer = await engine.answer(question, context)
+      const answer = withCheckNotes(await engine.answer(question, context), context)
       if (answer.usage) {
         const { inputTokens, outputTokens } = answer.usage
         await recordUsage(sql, tenantId, {
@@ -140,7 +146,11 @@ async function prepare(tenantId: string, payload: EvaluationPayload, deps: AppDe
       if (!stillRunning) return { kind: 'skip' }
     }
   }
-  const decision = decide(answers.map((a, i) => ({ questionKey: questions[i]!.key, criticality: questions[i]!.criticality, status: a.status, ...(a.accepted !== undefined ? { accepted: a.accepted } : {}) })))
+  const decision = decide(answers.map((a, i) => ({
+    questionKey: questions[i]!.key, criticality: questions[i]!.criticality, status: a.status,
+    ...(a.accepted !== undefined ? { accepted: a.accepted } : {}),
+    ...(questions[i]!.accept ? { rule: questions[i]!.accept, value: a.status === 'answered' && a.source !== 'retrieval' ? a.value : null } : {}),
+  })))
   return { kind: 'done', questions, answers, decision, documentCount, blockCount: blocks.length }
 }
 

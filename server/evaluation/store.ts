@@ -8,6 +8,7 @@ import type { CaseBlock } from './facts'
 import type { EngineAnswer, Question } from './engine'
 import type { Decision, DecisionReason } from './decision'
 import type { AnswerValue } from './values'
+import type { CheckResult } from './checks'
 
 /** The states of an evaluation; the last three are terminal. */
 export type EvaluationStatus = 'queued' | 'running' | 'succeeded' | 'failed' | 'canceled'
@@ -128,14 +129,24 @@ export async function recordProgress(tx: Tx, tenantId: string, id: string, answe
  * by upload (id), blocks by position. Read-only use of the documents tables of issue 5.
  */
 export async function loadCaseBlocks(sql: Tx, tenantId: string, scenarioId: string): Promise<{ blocks: CaseBlock[]; documentCount: number }> {
-  const rows = await sql<{ id: string; document_id: string; filename: string; content_type: string; page: number; kind: string; text: string }[]>`
-    select b.id, b.document_id, d.filename, d.content_type, b.page, b.kind, b.text
+  const rows = await sql<{ id: string; document_id: string; filename: string; content_type: string; document_type: string | null; page: number; kind: string; text: string }[]>`
+    select b.id, b.document_id, d.filename, d.content_type, d.document_type, b.page, b.kind, b.text
     from documents d
     join document_blocks b on b.tenant_id = d.tenant_id and b.document_id = d.id
     where d.tenant_id = ${tenantId} and d.scenario_id = ${scenarioId} and d.status in ('ready', 'ready_degraded')
     order by d.id, b.position`
-  const blocks = rows.map((r, i) => ({ id: r.id, documentId: r.document_id, filename: r.filename, contentType: r.content_type, order: i, page: r.page, kind: r.kind, text: r.text }))
+  const blocks = rows.map((r, i) => ({ id: r.id, documentId: r.document_id, filename: r.filename, contentType: r.content_type, order: i, page: r.page, kind: r.kind, text: r.text, ...(r.document_type ? { documentType: r.document_type } : {}) }))
   return { blocks, documentCount: new Set(rows.map((r) => r.document_id)).size }
+}
+
+/** The case's processed documents that failed an arithmetic check at ingestion, with the failed checks. */
+export async function loadFailedChecks(sql: Tx, tenantId: string, scenarioId: string): Promise<Map<string, { filename: string; checks: CheckResult[] }>> {
+  const rows = await sql<{ id: string; filename: string; checks: CheckResult[] }[]>`
+    select id, filename, checks from documents
+    where tenant_id = ${tenantId} and scenario_id = ${scenarioId} and status in ('ready', 'ready_degraded')
+      and checks is not null and checks @> '[{"passed": false}]'::jsonb
+    order by id`
+  return new Map(rows.map((r) => [r.id, { filename: r.filename, checks: r.checks.filter((c) => !c.passed) }]))
 }
 
 /**

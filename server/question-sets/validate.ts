@@ -1,10 +1,11 @@
 /**
- * Checks a version's questions beyond their JSON schema: accept rules parse and fit the answer type
+ * Checks a version's questions beyond their JSON schema: fact paths parse (fact-path.ts), accept rules parse and fit the answer type
  * (a format error of the field: 422 with a pointer per rule), an accept rule comes with a fact_path,
  * and keys are unique within the version (domain rules: 422 whose detail names the field).
  */
 import { problems, type FieldError } from '../http/problem'
 import { ruleProblem } from '../evaluation/rules'
+import { factPathProblem } from '../evaluation/fact-path'
 import type { Question } from '../../schemas/question-set'
 
 /** The problems of a list of questions as field errors and domain-rule details; empty when valid. */
@@ -13,6 +14,10 @@ export function questionProblems(questions: readonly Question[]): { fields: Fiel
   const rules: string[] = []
   const seen = new Map<string, number>()
   questions.forEach((q, i) => {
+    if (q.fact_path !== undefined) {
+      const problem = factPathProblem(q.fact_path)
+      if (problem) fields.push({ pointer: `/questions/${i}/fact_path`, message: problem })
+    }
     if (q.accept !== undefined) {
       const problem = ruleProblem(q.accept, q.answer_type)
       if (problem) fields.push({ pointer: `/questions/${i}/accept`, message: problem })

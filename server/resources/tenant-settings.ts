@@ -15,6 +15,7 @@ import { actorOf, appendAudit } from '../workspaces/audit-store'
 import { lockTenant } from '../workspaces/tenants-store'
 import { readTenantSettings, writeTenantSettings } from '../workspaces/settings-store'
 import { VERTICAL_KEYS } from './verticals'
+import { synonymEditsProblem } from '../evaluation/synonyms'
 
 /** At most this many allow-listed embed origins (after de-duplication). */
 export const EMBED_ORIGINS_MAX = 50
@@ -79,6 +80,13 @@ export function validateSettings(input: Static<typeof TenantSettingsInput>) {
   if (timeZone !== null && !isTimeZone(timeZone)) errors.push({ pointer: '/time_zone', message: 'must be an IANA time zone name such as Europe/Berlin' })
   const vertical = input.vertical ?? null
   if (vertical !== null && !VERTICAL_KEYS.includes(vertical)) errors.push({ pointer: '/vertical', message: verticalRule() })
+  const synonyms = input.label_synonyms ?? null
+  const synonymProblem = synonyms === null ? null : synonymEditsProblem(synonyms)
+  if (synonymProblem) errors.push(synonymProblem)
+  const currency = input.currency ?? null
+  if (currency !== null && !isCurrency(currency)) errors.push({ pointer: '/currency', message: 'must be an ISO 4217 currency code such as USD or EUR' })
+  const locale = input.number_locale ?? null
+  if (locale !== null && !isLocale(locale)) errors.push({ pointer: '/number_locale', message: 'must be a BCP 47 locale such as en-US or de-DE' })
   if (errors.length) throw problems.schema(errors)
   return {
     embed_allowed_origins: origins,
@@ -86,6 +94,27 @@ export function validateSettings(input: Static<typeof TenantSettingsInput>) {
     notification_retention_days: input.notification_retention_days ?? null,
     break_glass_require_tenant_approval: input.break_glass_require_tenant_approval ?? false,
     vertical,
+    label_synonyms: synonyms !== null && Object.keys(synonyms).length > 0 ? synonyms : null,
+    currency,
+    number_locale: locale,
+  }
+}
+
+/** True when a code is a currency this runtime formats (ISO 4217). */
+export function isCurrency(code: string): boolean {
+  try {
+    return /^[A-Z]{3}$/.test(code) && Intl.supportedValuesOf('currency').includes(code)
+  } catch {
+    return false
+  }
+}
+
+/** True when a tag is a BCP 47 locale this runtime formats numbers for. */
+export function isLocale(tag: string): boolean {
+  try {
+    return Intl.NumberFormat.supportedLocalesOf([tag]).length === 1
+  } catch {
+    return false
   }
 }
 

@@ -19,6 +19,11 @@ export interface SettingsRow {
   notification_retention_days: number | null
   break_glass_require_tenant_approval: boolean
   vertical: string | null
+  /** The workspace's label synonym groups (server/evaluation/synonyms.ts), or null. */
+  label_synonyms: Record<string, string[]> | null
+  /** ISO 4217 code and BCP 47 locale the findings report formats amounts with, or null. */
+  currency: string | null
+  number_locale: string | null
 }
 
 const render = (row: SettingsRow | undefined): TenantSettingsDoc => ({
@@ -27,12 +32,16 @@ const render = (row: SettingsRow | undefined): TenantSettingsDoc => ({
   notification_retention_days: row?.notification_retention_days ?? NOTIFICATION_RETENTION_DEFAULT_DAYS,
   break_glass_require_tenant_approval: row?.break_glass_require_tenant_approval ?? false,
   ...(row?.vertical ? { vertical: row.vertical } : {}),
+  ...(row?.label_synonyms ? { label_synonyms: row.label_synonyms } : {}),
+  ...(row?.currency ? { currency: row.currency } : {}),
+  ...(row?.number_locale ? { number_locale: row.number_locale } : {}),
 })
 
 /** The settings in force for a workspace (defaults when it never saved any). */
 export async function readTenantSettings(sql: Tx, tenantId: string): Promise<TenantSettingsDoc> {
   const [row] = await sql<SettingsRow[]>`
-    select embed_allowed_origins, time_zone, notification_retention_days, break_glass_require_tenant_approval, vertical
+    select embed_allowed_origins, time_zone, notification_retention_days, break_glass_require_tenant_approval, vertical,
+      label_synonyms, currency, number_locale
     from tenant_settings where tenant_id = ${tenantId}`
   return render(row)
 }
@@ -51,16 +60,21 @@ export async function verticalForNew(sql: Tx, tenantId: string, named: string | 
 /** Replaces a workspace's settings with `next` (already validated) and returns the document now in force. */
 export async function writeTenantSettings(tx: Tx, tenantId: string, next: SettingsRow): Promise<TenantSettingsDoc> {
   const [row] = await tx<SettingsRow[]>`
-    insert into tenant_settings (tenant_id, embed_allowed_origins, time_zone, notification_retention_days, break_glass_require_tenant_approval, vertical)
-    values (${tenantId}, ${next.embed_allowed_origins}, ${next.time_zone}, ${next.notification_retention_days}, ${next.break_glass_require_tenant_approval}, ${next.vertical})
+    insert into tenant_settings (tenant_id, embed_allowed_origins, time_zone, notification_retention_days, break_glass_require_tenant_approval, vertical,
+      label_synonyms, currency, number_locale)
+    values (${tenantId}, ${next.embed_allowed_origins}, ${next.time_zone}, ${next.notification_retention_days}, ${next.break_glass_require_tenant_approval}, ${next.vertical},
+      ${next.label_synonyms === null ? null : tx.json(next.label_synonyms)}, ${next.currency}, ${next.number_locale})
     on conflict (tenant_id) do update set
       embed_allowed_origins = excluded.embed_allowed_origins,
       time_zone = excluded.time_zone,
       notification_retention_days = excluded.notification_retention_days,
       break_glass_require_tenant_approval = excluded.break_glass_require_tenant_approval,
       vertical = excluded.vertical,
+      label_synonyms = excluded.label_synonyms,
+      currency = excluded.currency,
+      number_locale = excluded.number_locale,
       updated_at = now()
-    returning embed_allowed_origins, time_zone, notification_retention_days, break_glass_require_tenant_approval, vertical`
+    returning embed_allowed_origins, time_zone, notification_retention_days, break_glass_require_tenant_approval, vertical, label_synonyms, currency, number_locale`
   return render(row)
 }
 

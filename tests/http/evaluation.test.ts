@@ -67,7 +67,7 @@ describe('evaluation with the built-in engine', () => {
       { question_key: 'prior_bankruptcy', criticality: 'critical', answer_type: 'boolean', value: false, confidence: 1, status: 'answered', source: 'fact', fact_path: 'prior_bankruptcy', accepted: true, downgraded: false },
       { question_key: 'min_balance', criticality: 'major', answer_type: 'number', value: '29700.50', confidence: 1, status: 'answered', source: 'fact', fact_path: 'bank_statement.balance.min', accepted: true, downgraded: false },
       { question_key: 'dscr', criticality: 'major', answer_type: 'number', value: '1.45', confidence: 1, status: 'answered', source: 'fact', fact_path: 'debt_service_coverage_ratio', accepted: true, downgraded: false },
-      { question_key: 'litigation', criticality: 'minor', answer_type: 'text', value: 'We confirm that there is no outstanding litigation against Acme Holdings LLC or its directors.', confidence: 0.6, status: 'answered', source: 'retrieval', downgraded: false },
+      { question_key: 'litigation', criticality: 'minor', answer_type: 'text', value: 'We confirm that there is no outstanding litigation against Acme Holdings LLC or its directors.', confidence: 0.66, status: 'answered', source: 'retrieval', downgraded: false },
     ])
     for (const a of answers.body.items) expect(a.evaluation_id).toBe(r.body.id)
 
