@@ -38,6 +38,22 @@ test('every route is listed with its access entry and problem responses', async 
   }
 })
 
+test('each error type is named once per response description', async () => {
+  const doc = (await call(app.url, 'GET', '/v1/openapi.json')).body
+  const twice: string[] = []
+  for (const [path, methods] of Object.entries(doc.paths as Record<string, Record<string, any>>)) {
+    for (const [method, op] of Object.entries(methods)) {
+      for (const [status, response] of Object.entries(op.responses as Record<string, { description: string; 'x-svc-problem-types'?: string[] }>)) {
+        const urns = response.description.match(/urn:svc:error:[a-z_]+/g) ?? []
+        if (new Set(urns).size !== urns.length) twice.push(`${method.toUpperCase()} ${path} ${status}: ${response.description}`)
+        const types = response['x-svc-problem-types'] ?? []
+        if (new Set(types).size !== types.length) twice.push(`${method.toUpperCase()} ${path} ${status}: x-svc-problem-types ${types.join(', ')}`)
+      }
+    }
+  }
+  expect(twice).toEqual([])
+})
+
 test('list routes document limit and cursor as query parameters', async () => {
   const doc = (await call(app.url, 'GET', '/v1/openapi.json')).body
   for (const path of [
