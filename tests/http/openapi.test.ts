@@ -85,3 +85,29 @@ test('health: /healthz and /readyz answer without a credential', async () => {
   expect((await call(app.url, 'GET', '/healthz')).body).toEqual({ status: 'ok' })
   expect((await call(app.url, 'GET', '/readyz')).body).toEqual({ status: 'ok' })
 })
+
+test('unknown members are dropped from every body, and the document marks no request body closed', async () => {
+  const doc = (await call(app.url, 'GET', '/v1/openapi.json')).body
+  const closed: string[] = []
+  const walk = (node: unknown, where: string) => {
+    if (!node || typeof node !== 'object') return
+    if ((node as Record<string, unknown>).additionalProperties === false) closed.push(where)
+    for (const [k, v] of Object.entries(node)) walk(v, `${where}/${k}`)
+  }
+  walk(doc, '')
+  expect(closed).toEqual([])
+  const t = await app.tenant()
+  const key = await app.apiKey(t.id, ['scenarios:read', 'scenarios:write', 'question_sets:read', 'question_sets:write'])
+  const scenario = await call(app.url, 'POST', '/v1/scenarios', { token: key, body: { name: 'P', unexpected_member: 1 } })
+  expect(scenario.status).toBe(201)
+  expect(scenario.body.unexpected_member).toBeUndefined()
+  const set = await call(app.url, 'POST', '/v1/question-sets', { token: key, body: { name: 'Q', unexpected_member: 1 } })
+  expect(set.status).toBe(201)
+  const version = await call(app.url, 'POST', `/v1/question-sets/${set.body.id}/versions`, {
+    token: key, body: { questions: [{ key: 'q1', text: 'Revenue?', criticality: 'minor', answer_type: 'text', unexpected_member: 1 }] },
+  })
+  expect(version.status).toBe(201)
+  expect(version.body.questions).toEqual([{ key: 'q1', text: 'Revenue?', criticality: 'minor', answer_type: 'text' }])
+  const again = await call(app.url, 'GET', `/v1/question-sets/${set.body.id}/versions/${version.body.id}`, { token: key })
+  expect(again.body.questions[0].unexpected_member).toBeUndefined()
+})
