@@ -28,8 +28,17 @@ export type TenantOf<Scoped extends boolean> = Scoped extends true ? string : nu
 export type JobOf<S extends TSchema, Scoped extends boolean, Prepared = undefined> =
   Omit<ClaimedJob, 'payload' | 'tenantId' | 'prepared'> & { payload: Static<S>; tenantId: TenantOf<Scoped>; prepared: Prepared }
 
-/** The declaration of a kind; the fields after `tenantScoped` mean what they mean on JobKind. */
-export interface JobKindSpec<S extends TSchema, Scoped extends boolean, Prepared> extends JobType<S, Scoped> {
+/** The reason a task shows when its job could not be read by this version of the service (the details go to the job's last_error). */
+export const MISFIT_REASON = 'an internal error: the job could not be read by this version of the service'
+
+/**
+ * The declaration of a kind; the fields after `tenantScoped` mean what they mean on JobKind.
+ * `giveUpPayload` is the part of the payload onGiveUp reads (default: all of it): a job whose
+ * payload does not fit the kind but still fits this part has its task ended by onGiveUp (with
+ * MISFIT_REASON), so the task never waits forever on a job that will not run.
+ */
+export interface JobKindSpec<S extends TSchema, Scoped extends boolean, Prepared, G extends TSchema = S> extends JobType<S, Scoped> {
+  giveUpPayload?: G
   maxAttempts?: number
   backoffMs?: (attempts: number) => number
   repeatEveryMs?: number
@@ -39,7 +48,7 @@ export interface JobKindSpec<S extends TSchema, Scoped extends boolean, Prepared
   finishInOneStatement?: (sql: Sql, job: JobOf<S, Scoped, Prepared>, deps: AppDeps, done: postgres.PendingQuery<postgres.Row[]>) => Promise<'finished' | 'lost' | 'fallback'>
   handler: (tx: Tx, job: JobOf<S, Scoped, Prepared>, deps: AppDeps) => Promise<void>
   /** The job is given up; `prepared` is unset when the failed step was `prepare` itself. */
-  onGiveUp?: (tx: Tx, job: JobOf<S, Scoped, Prepared | undefined>, deps: AppDeps) => Promise<void>
+  onGiveUp?: (tx: Tx, job: JobOf<G, Scoped, Prepared | undefined>, deps: AppDeps) => Promise<void>
 }
 
 /** A defined kind: a JobKind the runner runs, that also names its type for `enqueue`. */
@@ -71,14 +80,21 @@ export function payloadMisfit(type: JobType, check: ReturnType<typeof TypeCompil
  * Defines a kind from its declaration: the runner checks every claimed job against `payload` and
  * `tenantScoped` before it runs (see JobKind.check), so the typed handler's view of the job holds.
  */
-export function defineJobKind<S extends TSchema, Scoped extends boolean, Prepared = undefined>(spec: JobKindSpec<S, Scoped, Prepared>): DefinedJobKind<S, Scoped> {
+export function defineJobKind<S extends TSchema, Scoped extends boolean, Prepared = undefined, G extends TSchema = S>(spec: JobKindSpec<S, Scoped, Prepared, G>): DefinedJobKind<S, Scoped> {
   const compiled = TypeCompiler.Compile(spec.payload)
+  const giveUpPart = spec.giveUpPayload ? TypeCompiler.Compile(spec.giveUpPayload) : compiled
   // The one cast of the job runner's untyped rows to this kind's types, justified by `check`,
   // which the runner applies to every claimed job before prepare, handler or onGiveUp sees it.
   const untyped = spec as unknown as JobKind & JobType<S, Scoped>
   return {
     ...untyped,
     check: (job) => payloadMisfit(spec, compiled, job),
+    onMisfit: async (tx, job, deps) => {
+      // The workspace rule must hold and the part onGiveUp reads must fit, or nothing can be found safely.
+      if (!untyped.onGiveUp || payloadMisfit(spec, giveUpPart, job) !== undefined) return false
+      await untyped.onGiveUp(tx, { ...job, giveUpReason: MISFIT_REASON }, deps)
+      return true
+    },
   }
 }
 

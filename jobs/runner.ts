@@ -102,7 +102,7 @@ class Engine {
       const misfit = kind?.check?.(job)
       if (misfit) {
         this.rejected++
-        await this.inContext(job, () => this.reject(job, misfit)).catch((e) =>
+        await this.inContext(job, () => this.reject(job, misfit, kind)).catch((e) =>
           this.log('error', 'job rejection failed', { job_id: job.id, kind: job.kind, error: String((e as Error)?.message ?? e) }))
         continue
       }
@@ -126,14 +126,27 @@ class Engine {
 
   /**
    * Marks an owned job dead at once with `reason` (why its payload does not fit its kind), without
-   * running any of it: prepare, handler and onGiveUp all read the payload the kind's types promise.
+   * running prepare or handler; in the same transaction its task ends failed with an internal
+   * reason (and its notification) when the kind can still find it (JobKind.onMisfit), so the task
+   * is never left queued behind a job that will not run.
    */
-  async reject(job: ClaimedJob, reason: string): Promise<void> {
+  async reject(job: ClaimedJob, reason: string, kind?: JobKind): Promise<void> {
     this.deps.metrics.jobRun(job.kind, 'dead', 0)
     this.log('error', 'job payload does not fit its kind; dead without running', { job_id: job.id, kind: job.kind, attempts: job.attempts, error: reason })
-    await this.deps.sql`
+    const markDead = (tx: Tx) => tx`
       update jobs set dead_at = now(), last_error = ${reason.slice(0, 2000)}, locked_by = null, locked_until = null, updated_at = now()
-      where id = ${job.id} and locked_by = ${this.workerId}`
+      where id = ${job.id} and locked_by = ${this.workerId} returning id`
+    let taskEnded = false
+    try {
+      await this.deps.sql.begin(async (tx) => {
+        const [own] = await markDead(tx)
+        if (own && kind?.onMisfit) taskEnded = await kind.onMisfit(tx, job, this.deps)
+      })
+    } catch (e) {
+      this.log('error', 'ending the task of a misfit job failed', { job_id: job.id, kind: job.kind, error: String((e as Error)?.message ?? e) })
+      await this.deps.sql.begin((tx) => markDead(tx))
+    }
+    if (!taskEnded && kind?.onGiveUp) this.log('error', 'the task of a misfit job could not be found from its payload; it stays as it is', { job_id: job.id, kind: job.kind })
   }
 
   /** Jobs in their working phase: a prepare step, or a handler of a kind without one. */

@@ -73,6 +73,12 @@ export interface JobKind {
    * not fit is dead at once with that reason; neither prepare, handler nor onGiveUp sees it.
    */
   check?: (job: ClaimedJob) => string | undefined
+  /**
+   * For a job that did not fit (see check): ends its task the way onGiveUp does, with an internal
+   * reason, when the part of the payload onGiveUp reads still fits (defineJobKind's
+   * `giveUpPayload`); runs in the transaction that marks the job dead. Returns whether it ran.
+   */
+  onMisfit?: (tx: Tx, job: ClaimedJob, deps: AppDeps) => Promise<boolean>
   /** Runs when a runner starts (outside any transaction): a kind that arms its own job (maintenance) does it here. */
   arm?: (deps: AppDeps) => Promise<void>
 }

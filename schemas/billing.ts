@@ -9,8 +9,8 @@ import { Timestamp, Uuid, Int, pageQuery } from './common'
 import { InlineNotifications } from './notifications'
 
 /** A period: a calendar month `YYYY-MM` in the workspace's time zone. */
-export const Period = t.String({ pattern: '^\\d{4}-(0[1-9]|1[0-2])$', description: 'A calendar month YYYY-MM (in the workspace time_zone).' })
-const PeriodType = Type.String({ pattern: '^\\d{4}-(0[1-9]|1[0-2])$' })
+export const Period = t.String({ pattern: '^([1-8]\\d{3}|9[0-8]\\d{2}|99[0-8]\\d|999[0-8])-(0[1-9]|1[0-2])$', description: 'A calendar month YYYY-MM (in the workspace time_zone), years 1000 to 9998 (its bounds in any time zone keep four-digit years).' })
+const PeriodType = Type.String({ pattern: '^([1-8]\\d{3}|9[0-8]\\d{2}|99[0-8]\\d|999[0-8])-(0[1-9]|1[0-2])$' })
 
 /** The meter catalogue (docs/billing.md). */
 export const MeterName = t.Union([
@@ -44,7 +44,7 @@ export const ContractCreate = t.Object({
 
 /** POST .../billing-contracts/{contractId}/end body. */
 export const ContractEnd = t.Object({
-  effective_until: t.Optional(t.String({ pattern: '^\\d{4}-(0[1-9]|1[0-2])$', description: 'The last month billed (YYYY-MM); default: the current month in the workspace time zone.' })),
+  effective_until: t.Optional(t.String({ pattern: '^([1-8]\\d{3}|9[0-8]\\d{2}|99[0-8]\\d|999[0-8])-(0[1-9]|1[0-2])$', description: 'The last month billed (YYYY-MM); default: the current month in the workspace time zone.' })),
 })
 
 /** A billing contract. */

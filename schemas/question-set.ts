@@ -39,7 +39,9 @@ export const QuestionSchema = named('Question', t.Object({
     minLength: 1, maxLength: 500,
     description: "Accept rule over the answer value, e.g. `value >= 1000000`, `value between 0 and 0.35`, `value in ['LLC']`, `present`. Needs fact_path.",
   })),
-}, { additionalProperties: false }))
+}))
+// No `additionalProperties: false`: like every body's, a question's unknown members are dropped
+// (Elysia's normalize, README), and the document must not say they are refused.
 
 /** A question of a question-set version. */
 export type Question = Static<typeof QuestionSchema>

@@ -9,6 +9,7 @@ import type { AppDeps } from '../deps'
 import type { Tx } from '../db/connect'
 import { accessControl, tenantOf } from '../auth/access'
 import { problems, type FieldError } from '../http/problem'
+import { refuseIdempotencyKey } from '../http/idempotency'
 import { BODY_PROBLEMS, responses } from '../http/docs'
 import { isEmail } from '../workspaces/users-store'
 import { mintSecret } from './secrets'
@@ -37,7 +38,8 @@ export function handoffRoutes(deps: AppDeps) {
   const { sql, config } = deps
   return new Elysia({ name: 'embed-handoffs' })
     .use(accessControl(deps.authenticate))
-    .post('/v1/embed/handoffs', async ({ principal, body, set }) => {
+    .post('/v1/embed/handoffs', async ({ principal, body, set, request }) => {
+      refuseIdempotencyKey(request, 'the handoff is never stored in plaintext, so a mint cannot be replayed; mint another')
       const tenantId = tenantOf(principal)
       const errors: FieldError[] = []
       const originWhy = originProblem(body.host_origin)
@@ -58,7 +60,7 @@ export function handoffRoutes(deps: AppDeps) {
       body: HandoffCreate,
       detail: {
         summary: 'Mint a single-use embed handoff (API key with embed:mint, server-side only)',
-        description: 'Never reveals whether the case or the person exists: an unknown one mints normally and its exchange fails.',
+        description: 'Never reveals whether the case or the person exists: an unknown one mints normally and its exchange fails. A request with an Idempotency-Key header is 422 and mints nothing: the handoff is never stored in plaintext, so a mint cannot be replayed.',
         tags: ['Embed'],
         responses: responses({ 201: Handoff }, BODY_PROBLEMS),
       },

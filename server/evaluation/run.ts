@@ -14,7 +14,7 @@ import type { LinkBases } from '../notifications/envelope'
 import type { Tx } from '../db/connect'
 import type { AppDeps } from '../deps'
 import { Type, type Static } from '@sinclair/typebox'
-import { defineJobKind, jobType } from '../../jobs/define'
+import { defineJobKind, jobType, MISFIT_REASON } from '../../jobs/define'
 import { finishTask } from '../notifications/finish'
 import { budgetReached, costMicro, recordUsage } from '../billing/budgets'
 import { appendCaseEvent } from '../events'
@@ -27,7 +27,7 @@ import { decide, type Decision } from './decision'
 import { synonymTable } from './synonyms'
 import { readTenantSettings } from '../workspaces/settings-store'
 import {
-  evaluationPath, findEvaluation, loadCaseBlocks, loadFailedChecks, recordProgress, saveResults, setEvaluationStatus,
+  evaluationPath, findEvaluation, findEvaluationById, loadCaseBlocks, loadFailedChecks, recordProgress, saveResults, setEvaluationStatus,
   type EvaluationRow,
 } from './store'
 
@@ -189,11 +189,12 @@ export function evaluationRunJobKind() {
         answered: prepared.answers.length, documentCount: prepared.documentCount, blockCount: prepared.blockCount,
       })
     },
+    // The evaluation id alone finds it, so a payload that lost its case id still ends its evaluation.
+    giveUpPayload: Type.Object({ evaluationId: Type.String() }),
     async onGiveUp(tx, job, deps) {
-      const { payload } = job
-      const row = await findEvaluation(tx, job.tenantId, payload.scenarioId, payload.evaluationId, true)
+      const row = await findEvaluationById(tx, job.tenantId, job.payload.evaluationId, true)
       if (!row || (row.status !== 'queued' && row.status !== 'running')) return
-      await endEvaluation(tx, deps.links, job.tenantId, row, 'failed', { reason: 'the evaluation could not be completed' })
+      await endEvaluation(tx, deps.links, job.tenantId, row, 'failed', { reason: job.giveUpReason === MISFIT_REASON ? MISFIT_REASON : 'the evaluation could not be completed' })
     },
   })
 }

@@ -69,6 +69,18 @@ export async function findEvaluation(sql: Tx, tenantId: string, scenarioId: stri
   return row ?? null
 }
 
+/**
+ * An evaluation of the workspace by its id alone (ids are unique): for a job that can no longer
+ * say which case it was for (a payload an older deploy wrote).
+ */
+export async function findEvaluationById(sql: Tx, tenantId: string, evaluationId: string, lock = false): Promise<EvaluationRow | null> {
+  const [row] = await sql<EvaluationRow[]>`
+    select ${COLUMNS(sql)} from evaluations
+    where tenant_id = ${tenantId} and id = ${evaluationId}
+    ${lock ? sql`for update` : sql``}`
+  return row ?? null
+}
+
 /** The case's newest succeeded evaluation, or null. */
 export async function latestSucceeded(sql: Tx, tenantId: string, scenarioId: string): Promise<EvaluationRow | null> {
   const [row] = await sql<EvaluationRow[]>`

@@ -4,7 +4,8 @@
  * nested deeper than MAX_JSON_DEPTH is 400; strings (keys included) with NUL or unpaired surrogates
  * are 422 with a pointer each (see json-text.ts). Every JSON body of the API is an object: any other
  * JSON value (an array, a string, a number, null) is 422 with pointer "" before any route sees it, so an
- * optional body is either absent or an object whose violations point at their fields.
+ * optional body is either absent or an object whose violations point at their fields. A /v1 request
+ * with no credential at all is 401 before its body is read (the access check itself runs later).
  */
 import { Elysia } from 'elysia'
 import { ProblemError, problems } from './problem'
@@ -60,6 +61,9 @@ const hasBody = (request: Request) =>
 export function jsonBody(maxBytes: number) {
   return new Elysia({ name: 'json-body', seed: maxBytes }).onParse({ as: 'global' }, async ({ request, path }) => {
     if (RAW_BODY_PREFIXES.some((p) => path.startsWith(p))) return
+    // Every /v1 operation that reads a JSON body needs a credential (the public ones read their own
+    // raw bodies, above): without one it is 401 whatever the body, before the body is judged.
+    if (path.startsWith('/v1/') && !request.headers.get('authorization')) throw problems.unauthorized()
     const contentType = request.headers.get('content-type') ?? ''
     if (!hasBody(request)) {
       if (contentType && !isJson(contentType)) throw new ProblemError('unsupported_media_type', 'Request bodies must be application/json.')

@@ -10,7 +10,8 @@ const problemContent = { 'application/problem+json': { schema: { $ref: '#/compon
 /** A problem response entry per HTTP status, naming the catalogue types it can carry. */
 export function problemResponses(codes: readonly ProblemCode[]): Record<string, any> {
   const byStatus = new Map<number, string[]>()
-  for (const code of codes) {
+  // A code listed twice (BODY_PROBLEMS and PATH_PROBLEMS both name malformed) is described once.
+  for (const code of new Set(codes)) {
     const { status } = PROBLEM_CATALOGUE[code]
     byStatus.set(status, [...(byStatus.get(status) ?? []), `urn:svc:error:${code}`])
   }

@@ -86,6 +86,15 @@ export async function runIdempotent(ctx: IdempotencyContext, work: (tx: Tx) => P
   return outcome as WorkResult & { replayed: boolean }
 }
 
+/**
+ * For a work-creating operation that cannot replay its result (it answers a secret shown once, or
+ * its own state already says what a repeat does): a request carrying Idempotency-Key is refused
+ * with a problem that says why, and nothing is created. A key is never silently ignored.
+ */
+export function refuseIdempotencyKey(request: Request, why: string): void {
+  if (request.headers.has('idempotency-key')) throw new ProblemError('validation', `This operation takes no Idempotency-Key: ${why}.`)
+}
+
 /** The part of Elysia's `set` a work result writes to. */
 interface ReplySet { status?: number | string; headers: Record<string, string | number> }
 

@@ -87,7 +87,8 @@ export function buildOpenApiDocument(routes: readonly Route[], options: { baseUr
         : /^[45]/.test(status) ? { 'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } } } : undefined
       const types = problemTypes(status)
       written[status] = {
-        description: response.description ?? `Status ${status}`,
+        // A description that only lists the types (merged route and access lists) names each once.
+        description: types.length && /^(urn:svc:error:[a-z_]+(, )?)+$/.test(response.description ?? '') ? types.join(', ') : response.description ?? `Status ${status}`,
         headers: Object.fromEntries(responseHeaders({ status, method, path, headers }).map((h) => [HEADERS[h].name, { $ref: `#/components/headers/${h}` }])),
         ...(content ? { content } : {}),
         ...(types.length ? { 'x-svc-problem-types': types } : {}),

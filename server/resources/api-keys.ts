@@ -6,6 +6,7 @@
 import { Elysia } from 'elysia'
 import type { AppDeps } from '../deps'
 import { problems } from '../http/problem'
+import { refuseIdempotencyKey } from '../http/idempotency'
 import { accessControl, tenantOf } from '../auth/access'
 import { readQuery, withQuery } from '../http/query'
 import { BODY_PROBLEMS, LIST_PROBLEMS, PATH_PROBLEMS, responses } from '../http/docs'
@@ -32,7 +33,8 @@ export function apiKeyRoutes(deps: AppDeps) {
 
   return new Elysia({ name: 'api-keys' })
     .use(accessControl(deps.authenticate))
-    .post('/v1/api-keys', async ({ principal, body, set }) => {
+    .post('/v1/api-keys', async ({ principal, body, set, request }) => {
+      refuseIdempotencyKey(request, 'the plaintext key is never stored, so a creation cannot be replayed')
       const tenantId = tenantOf(principal)
       const expiresAt = body.expires_at ? new Date(body.expires_at) : null
       const created = await sql.begin(async (tx) => {
@@ -49,7 +51,7 @@ export function apiKeyRoutes(deps: AppDeps) {
       body: ApiKeyCreate,
       detail: {
         summary: 'Create an API key (admins); the plaintext key is in this response only',
-        description: 'No Idempotency-Key: the plaintext is never stored, so a creation cannot be replayed. An unknown scope is 422 with a pointer to it.',
+        description: 'A request with an Idempotency-Key header is 422 and creates nothing: the plaintext is never stored, so a creation cannot be replayed. An unknown scope is 422 with a pointer to it.',
         tags: ['API keys'],
         responses: responses({ 201: ApiKeyCreated }, BODY_PROBLEMS),
       },

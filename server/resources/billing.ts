@@ -10,7 +10,7 @@ import type { AppDeps } from '../deps'
 import { accessControl, tenantOf, type AccessRule } from '../auth/access'
 import { problems } from '../http/problem'
 import { readQuery, withQuery } from '../http/query'
-import { idempotencyKeyOf, runIdempotent, replyWith } from '../http/idempotency'
+import { idempotencyKeyOf, refuseIdempotencyKey, runIdempotent, replyWith } from '../http/idempotency'
 import { BODY_PROBLEMS, LIST_PROBLEMS, PATH_PROBLEMS, responses } from '../http/docs'
 import { cursorScope } from '../http/pagination'
 import { subscribeInline } from '../notifications/inline'
@@ -100,7 +100,8 @@ export function billingRoutes(deps: AppDeps) {
         responses: responses({ 201: ReconciliationStarted, 202: Reconciliation }, [...BODY_PROBLEMS, 'idempotency_conflict', 'payload_too_large']),
       },
     })
-    .post('/v1/billing/reconciliations/:reconciliationId/complete', async ({ principal, params, set }) => {
+    .post('/v1/billing/reconciliations/:reconciliationId/complete', async ({ principal, params, set, request }) => {
+      refuseIdempotencyKey(request, 'a reconciliation is completed once; a repeat is 409 naming its status, which says whether the first one took')
       const row = await completeInvoiceUpload(deps, tenantOf(principal), params.reconciliationId)
       if (!row) throw problems.notFound('reconciliation')
       set.status = 202
@@ -110,6 +111,7 @@ export function billingRoutes(deps: AppDeps) {
       params: ReconciliationParams,
       detail: {
         summary: 'Complete an uploaded CSV invoice: 202 and the billing_reconciliation task; 409 before the bytes are uploaded',
+        description: 'A request with an Idempotency-Key header is 422 and changes nothing: a reconciliation is completed once, and a repeat is 409 naming its status.',
         tags: ['Billing'],
         responses: responses({ 202: Reconciliation }, [...PATH_PROBLEMS, 'conflict', 'validation', 'payload_too_large']),
       },

@@ -95,6 +95,16 @@ const readyPage = async (s = main, id = caseId) => {
   await waitFor(o.page, 'svc:ready')
   return o
 }
+/**
+ * A fake clock that moves only when the test moves it. After clock.install() alone the page's time
+ * still flows with the wall clock, so a timer the test counts in fake milliseconds also ran on
+ * during however long the machine took between steps (the 10 s no-handshake timer fired before
+ * the test's 9.5 s when the page took more than 0.5 s to load on a busy machine).
+ */
+async function pausedClock(page: Page) {
+  await page.clock.install({ time: new Date('2030-01-01T00:00:00Z') })
+  await page.clock.pauseAt(new Date('2030-01-01T00:00:01Z'))
+}
 const cssVar = (frame: Frame, name: string) => frame.evaluate((n) => getComputedStyle(document.documentElement).getPropertyValue(n).trim(), name)
 
 beforeAll(async () => {
@@ -179,7 +189,7 @@ describe('the embedded frame', () => {
     // A fake clock is installed for a whole browser context, so this test gets a browser of its own.
     const clocked = await launchBrowser()
     const page = await clocked.context.newPage()
-    await page.clock.install()
+    await pausedClock(page)
     await page.goto(host.origin + '/')
     await page.evaluate((url) => (window as any).openFrame(url, null), main.frameUrl)
     const frame = page.frames().find((f) => f.url().startsWith(main.frameUrl))!
@@ -240,7 +250,7 @@ describe('the embedded frame', () => {
     // A fake clock is installed for a whole browser context, so this test gets a browser of its own.
     const clocked = await launchBrowser()
     const page = await clocked.context.newPage()
-    await page.clock.install()
+    await pausedClock(page)
     await page.goto(host.origin + '/')
     await page.evaluate(([url, h]) => (window as any).openFrame(url, h), [main.frameUrl, await mint(main, caseId)] as const)
     await until('ready', async () => (await ofType(page, 'svc:ready')).length === 1 || (await page.clock.runFor(50), false))

@@ -2,9 +2,11 @@
  * The /v1 surface of an OpenAPI document, as the freeze test compares it (Versioning 2: nothing
  * inside /v1 is removed or renamed): each operation with its operationId, its parameters, its
  * response statuses with the fields of each body (nested, `[]` for array items), the enum members
- * sent to clients, and the error types it can answer; operator-only operations are left out (Versioning 5:
- * outside the promise). `breaks(frozen, live)` lists every item of
- * the frozen surface the live one lost; additions are not breaks.
+ * sent to clients, and the error types it can answer. The workspace surface holds every operation a
+ * workspace credential (a role, a key scope, an invitee, an embed session) or nobody can call; the
+ * operator surface holds the operator-only ones (Versioning 5: outside the /v1 promise), frozen in a
+ * snapshot of their own under a looser policy (see tests/http/openapi-contract.test.ts).
+ * `breaks(frozen, live)` lists every item of the frozen surface the live one lost; additions are not breaks.
  */
 
 type Schema = Record<string, any>
@@ -20,8 +22,14 @@ export interface OperationSurface {
 /** The whole surface: operations keyed `METHOD /path`. */
 export interface Surface { version: string; operations: Record<string, OperationSurface> }
 
-/** Reads the surface of an OpenAPI document. */
-export function surfaceOf(doc: Schema): Surface {
+/** Whether only an operator may call an operation: no role, no scope, no invitee, no embed session, not public. */
+export function operatorOnly(access: Schema | undefined): boolean {
+  if (!access?.operator || access.public || access.invitee || access.embed) return false
+  return (access.roles ?? []).length === 0 && (access.scopes ?? []).length === 0
+}
+
+/** Reads the workspace surface (or, with `which: 'operator'`, the operator-only one) of an OpenAPI document. */
+export function surfaceOf(doc: Schema, which: 'workspace' | 'operator' = 'workspace'): Surface {
   const resolve = (s: Schema | undefined): Schema | undefined => {
     let node = s
     for (let i = 0; node?.$ref && i < 20; i++) node = doc.components.schemas[String(node.$ref).split('/').pop()!]
@@ -42,7 +50,7 @@ export function surfaceOf(doc: Schema): Surface {
   const operations: Record<string, OperationSurface> = {}
   for (const [path, methods] of Object.entries<Record<string, Schema>>(doc.paths)) {
     for (const [method, op] of Object.entries(methods)) {
-      if (op['x-svc-access']?.operator) continue // the operator surface is outside the /v1 promise (Versioning 5)
+      if (operatorOnly(op['x-svc-access']) !== (which === 'operator')) continue
       const parameters = (op.parameters ?? []).map((p: Schema) => {
         const param = p.$ref ? doc.components.parameters[String(p.$ref).split('/').pop()!] : p
         return `${param.in}:${param.name}`

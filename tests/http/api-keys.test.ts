@@ -67,6 +67,26 @@ describe('POST /v1/api-keys', () => {
     expect((await app.sql`select count(*)::int as n from api_keys`)[0]!.n).toBe(before)
   })
 
+  test('an Idempotency-Key is refused, never ignored: the same key and body twice are 422 twice and create no key; so are an embed mint and a reconciliation completion', async () => {
+    const count = async (table: string) => (await app.sql`select count(*)::int as n from ${app.sql(table)} where tenant_id = ${tenant.id}`)[0]!.n as number
+    const keys = await count('api_keys')
+    for (let i = 0; i < 2; i++) {
+      const p = problemOf(await call(app.url, 'POST', '/v1/api-keys', { token: admin, body: { name: 'twice', scopes: ['scenarios:read'] }, headers: { 'idempotency-key': 'k-1' } }))
+      expect(p).toMatchObject({ type: 'urn:svc:error:validation', status: 422 })
+      expect(p.detail).toContain('takes no Idempotency-Key')
+    }
+    expect(await count('api_keys')).toBe(keys)
+    const minter = await app.apiKey(tenant.id, ['embed:mint', 'billing:write'])
+    const handoffs = await count('embed_handoffs')
+    const mint = problemOf(await call(app.url, 'POST', '/v1/embed/handoffs', {
+      token: minter, body: { scenario_id: crypto.randomUUID(), host_origin: 'https://host.example', subject_email: 'a@example.test' }, headers: { 'idempotency-key': 'k-2' },
+    }))
+    expect([mint.status, mint.detail]).toEqual([422, expect.stringContaining('takes no Idempotency-Key')])
+    expect(await count('embed_handoffs')).toBe(handoffs)
+    const complete = problemOf(await call(app.url, 'POST', `/v1/billing/reconciliations/${crypto.randomUUID()}/complete`, { token: minter, headers: { 'idempotency-key': 'k-3' } }))
+    expect([complete.status, complete.detail]).toEqual([422, expect.stringContaining('takes no Idempotency-Key')])
+  })
+
   test('schema violations: no scopes, unknown environment, past expiry', async () => {
     expect(problemOf(await create({ name: 'x', scopes: [] })).errors?.[0]?.pointer).toBe('/scopes')
     expect(problemOf(await create({ name: 'x', scopes: ['scenarios:read'], environment: 'staging' })).errors?.[0]?.pointer).toBe('/environment')

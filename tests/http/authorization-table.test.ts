@@ -215,4 +215,24 @@ describe('the authorization table', () => {
     expect(admitted).toBeGreaterThan(operations.length)
     expect(refused).toBeGreaterThan(operations.length * 5)
   })
+
+  test('without a credential every non-public operation with a body is 401 whatever the body: not JSON, another type, an array, a NUL, the wrong types', async () => {
+    const bodies: { type: string; body: string }[] = [
+      { type: 'application/json', body: '{"name": ' },
+      { type: 'text/plain', body: 'hello' },
+      { type: 'application/json', body: '[1]' },
+      { type: 'application/json', body: '{"name": "a\\u0000b"}' },
+      { type: 'application/json', body: '{"name": 42, "scenario_id": [], "questions": "x"}' },
+    ]
+    const wrong: string[] = []
+    for (const op of operations.filter((o) => o.hasBody && !o.entry!.public)) {
+      const path = op.path.replace(/\{(\w+)\}/g, () => crypto.randomUUID())
+      for (const b of bodies) {
+        const res = await fetch(app.url + path, { method: op.method.toUpperCase(), headers: { 'content-type': b.type }, body: b.body })
+        const type = res.headers.get('content-type')?.startsWith('application/problem+json') ? ((await res.json()) as { type: string }).type : (await res.body?.cancel(), '')
+        if (res.status !== 401 || type !== 'urn:svc:error:unauthorized') wrong.push(`${op.method.toUpperCase()} ${op.path} ${b.type} ${b.body}: ${res.status} ${type}`)
+      }
+    }
+    expect(wrong).toEqual([])
+  })
 })

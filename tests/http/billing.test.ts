@@ -211,6 +211,15 @@ describe('rated usage', () => {
     expect(none.body).toEqual({ period: '2024-02', time_zone: 'UTC', starts_at: '2024-02-01T00:00:00.000Z', ends_at: '2024-03-01T00:00:00.000Z', contract_id: null, currency: null, lines: [] })
     expect(problemOf(await call(app.url, 'GET', '/v1/billing/usage?period=2026-13', { token: adminB })).errors?.[0]?.pointer).toBe('/period')
     expect(problemOf(await call(app.url, 'GET', '/v1/billing/usage', { token: adminB })).status).toBe(422)
+    // Year 0000 was a 500 from the date arithmetic, and so was 9999-12 (its end has a five-digit year): periods are years 1000 to 9998.
+    const zero = problemOf(await call(app.url, 'GET', '/v1/billing/usage?period=0000-01', { token: adminB }))
+    expect([zero.status, zero.errors?.[0]?.pointer]).toEqual([422, '/period'])
+    const last = problemOf(await call(app.url, 'GET', '/v1/billing/usage?period=9999-12', { token: adminB }))
+    expect([last.status, last.errors?.[0]?.pointer]).toEqual([422, '/period'])
+    for (const period of ['1000-01', '9998-12']) {
+      const r = await call(app.url, 'GET', `/v1/billing/usage?period=${period}`, { token: adminB })
+      expect([r.status, r.body.period]).toEqual([200, period])
+    }
   })
 
   test('the ledger is append-only', async () => {

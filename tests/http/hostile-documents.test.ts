@@ -17,29 +17,38 @@ setDefaultTimeout(120_000)
 const DOCX = 'application/vnd.openxmlformats-officedocument.wordprocessingml.document'
 const MIB = 1_048_576
 
-/** Uploads a file and, until it settles, times GET /healthz every 10 ms; returns the document and the latencies. */
+/**
+ * Uploads a file and, until it settles, sends GET /healthz every 10 ms; returns the document and
+ * the probes. Each probe notes whether a parser process was busy when its answer came: an answer
+ * while the document is being parsed shows the API was not held up by the parse (the parse runs in
+ * another process). How fast the answers were is the machine's business (tests/bench), not this test's.
+ */
 async function ingestWhileProbing(app: TestApp, key: string, scenarioId: string, file: SampleFile) {
   const { doc, complete } = await uploadAndComplete(app, key, scenarioId, file)
   expect(complete.status).toBe(202)
-  const latencies: number[] = []
+  const probes: { status: number; duringParse: boolean }[] = []
   let done = false
   const probe = (async () => {
     while (!done) {
-      const t = performance.now()
       const r = await fetch(`${app.url}/healthz`)
       await r.arrayBuffer()
-      latencies.push(performance.now() - t)
-      expect(r.status).toBe(200)
+      probes.push({ status: r.status, duringParse: app.deps.parser.stats().busy > 0 })
       await Bun.sleep(10)
     }
   })()
-  const settledDoc = await settled(app, key, scenarioId, doc.id, 110_000)
-  done = true
-  await probe
-  return { doc: settledDoc, latencies }
+  try {
+    return { doc: await settled(app, key, scenarioId, doc.id, 110_000), probes }
+  } finally {
+    done = true
+    await probe
+  }
 }
 
-const p99 = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(xs.length * 0.99))]!
+/** The API answered every probe, and answered while the document was being parsed. */
+function answeredThroughout(probes: { status: number; duringParse: boolean }[]) {
+  expect(probes.filter((p) => p.status !== 200)).toEqual([])
+  expect(probes.filter((p) => p.duringParse).length).toBeGreaterThan(0)
+}
 
 const rss = () => { Bun.gc(true); return process.memoryUsage().rss }
 
@@ -68,37 +77,37 @@ describe('hostile documents under the default limits', () => {
 
   test('a DOCX zip bomb (3-4 MB inflating to 1.1 GB) fails on the inflation limit, the API answering throughout', async () => {
     expect(files.docxBomb!.bytes.length).toBeLessThan(8 * MIB)
-    const { doc, latencies } = await ingestWhileProbing(app, key, scenarioId, files.docxBomb!)
+    const { doc, probes } = await ingestWhileProbing(app, key, scenarioId, files.docxBomb!)
     expect(doc.status).toBe('failed')
     expect(doc.error_detail).toContain('SVC_PARSE_MAX_INFLATED_MB')
-    expect(p99(latencies)).toBeLessThan(100)
+    answeredThroughout(probes)
   })
 
   test('a PDF of 5,000 pages is read up to the page limit and degraded, naming it', async () => {
-    const { doc, latencies } = await ingestWhileProbing(app, key, scenarioId, files.manyPages!)
+    const { doc, probes } = await ingestWhileProbing(app, key, scenarioId, files.manyPages!)
     expect(doc.status).toBe('ready_degraded')
     expect(doc.error_detail).toBe('pages 1001-5000 unreadable: beyond the page limit 1000 (SVC_PARSE_MAX_PAGES)')
     expect(doc.pages).toEqual({ total: 5000, text_layer: 1000, ocr: 0, blank: 0, unreadable: 4000, image_no_text: 0, low_confidence_blocks: 0 })
     expect(doc.error_detail).toContain('SVC_PARSE_MAX_PAGES')
     expect(doc.block_count).toBe(1000)
-    expect(p99(latencies)).toBeLessThan(100)
+    answeredThroughout(probes)
   })
 
   test('a PDF whose content stream inflates to 1.1 GB fails on the inflation limit', async () => {
-    const { doc, latencies } = await ingestWhileProbing(app, key, scenarioId, files.streamBomb!)
+    const { doc, probes } = await ingestWhileProbing(app, key, scenarioId, files.streamBomb!)
     expect(doc.status).toBe('failed')
     expect(doc.error_detail).toContain('a PDF stream inflates past the 128 MiB limit')
-    expect(p99(latencies)).toBeLessThan(100)
+    answeredThroughout(probes)
   })
 
   test('a 49 MiB text keeps its first 20,000 blocks and is degraded, naming the block limit', async () => {
-    const { doc, latencies } = await ingestWhileProbing(app, key, scenarioId, files.hugeText!)
+    const { doc, probes } = await ingestWhileProbing(app, key, scenarioId, files.hugeText!)
     expect(doc.status).toBe('ready_degraded')
     expect(doc.block_count).toBe(20_000)
     expect(doc.error_detail).toContain('SVC_PARSE_MAX_BLOCKS')
     const blocks = await call(app.url, 'GET', `/v1/scenarios/${scenarioId}/documents/${doc.id}/blocks?limit=1`, { token: key })
     expect(blocks.body.items[0].text).toBe('The applicant declares income, assets and liabilities as listed.')
-    expect(p99(latencies)).toBeLessThan(100)
+    answeredThroughout(probes)
   })
 
   test("every parse stayed under the parser's memory ceiling, and the service's memory is back near its baseline", async () => {
@@ -132,7 +141,7 @@ describe('the parser memory ceiling', () => {
   afterAll(() => app?.stop())
 
   test('a parse that outgrows the memory ceiling is killed: the document fails naming the limit, the API answering', async () => {
-    const { doc, latencies } = await ingestWhileProbing(app, key, scenarioId, { filename: 'bomb.docx', contentType: DOCX, bytes: await docxZipBomb(1100 * MIB) })
+    const { doc, probes } = await ingestWhileProbing(app, key, scenarioId, { filename: 'bomb.docx', contentType: DOCX, bytes: await docxZipBomb(1100 * MIB) })
     expect(doc.status).toBe('failed')
     expect(doc.error_detail).toBe('parsing needed more than the 300 MiB memory limit (SVC_PARSE_MEMORY_MB)')
     const last = app.deps.parser.recent().at(-1)!
@@ -141,7 +150,7 @@ describe('the parser memory ceiling', () => {
     expect(last.peakRssBytes).toBeGreaterThan(300 * MIB)
     expect(last.peakRssBytes).toBeLessThan(300 * MIB * 1.5)
     expect(residentBytes(last.pid)).toBeUndefined() // that process is gone
-    expect(p99(latencies)).toBeLessThan(100)
+    answeredThroughout(probes)
   })
 
   test('no document bytes stay on disk: parser scratch directories are emptied after each parse, and a dead service\'s spool is swept', async () => {
@@ -181,12 +190,12 @@ describe('the parser time limit', () => {
   afterAll(() => app?.stop())
 
   test('a parse that outlasts the time limit is killed: the document fails naming the limit', async () => {
-    const { doc, latencies } = await ingestWhileProbing(app, key, scenarioId, { filename: 'long.pdf', contentType: 'application/pdf', bytes: manyPagesPdf(20_000) })
+    const { doc, probes } = await ingestWhileProbing(app, key, scenarioId, { filename: 'long.pdf', contentType: 'application/pdf', bytes: manyPagesPdf(20_000) })
     expect(doc.status).toBe('failed')
     expect(doc.error_detail).toBe('parsing took longer than the 1 s time limit (SVC_PARSE_TIMEOUT_MS)')
     const last = app.deps.parser.recent().at(-1)!
     expect(last.end).toBe('timeout')
     expect(last.ms).toBeLessThan(3000)
-    expect(p99(latencies)).toBeLessThan(100)
+    answeredThroughout(probes)
   })
 })

@@ -38,6 +38,22 @@ test('every route is listed with its access entry and problem responses', async 
   }
 })
 
+test('each error type is named once per response description', async () => {
+  const doc = (await call(app.url, 'GET', '/v1/openapi.json')).body
+  const twice: string[] = []
+  for (const [path, methods] of Object.entries(doc.paths as Record<string, Record<string, any>>)) {
+    for (const [method, op] of Object.entries(methods)) {
+      for (const [status, response] of Object.entries(op.responses as Record<string, { description: string; 'x-svc-problem-types'?: string[] }>)) {
+        const urns = response.description.match(/urn:svc:error:[a-z_]+/g) ?? []
+        if (new Set(urns).size !== urns.length) twice.push(`${method.toUpperCase()} ${path} ${status}: ${response.description}`)
+        const types = response['x-svc-problem-types'] ?? []
+        if (new Set(types).size !== types.length) twice.push(`${method.toUpperCase()} ${path} ${status}: x-svc-problem-types ${types.join(', ')}`)
+      }
+    }
+  }
+  expect(twice).toEqual([])
+})
+
 test('list routes document limit and cursor as query parameters', async () => {
   const doc = (await call(app.url, 'GET', '/v1/openapi.json')).body
   for (const path of [
@@ -68,4 +84,30 @@ test('GET /v1/verticals is bounded: exactly one entry without a key, no cursor',
 test('health: /healthz and /readyz answer without a credential', async () => {
   expect((await call(app.url, 'GET', '/healthz')).body).toEqual({ status: 'ok' })
   expect((await call(app.url, 'GET', '/readyz')).body).toEqual({ status: 'ok' })
+})
+
+test('unknown members are dropped from every body, and the document marks no request body closed', async () => {
+  const doc = (await call(app.url, 'GET', '/v1/openapi.json')).body
+  const closed: string[] = []
+  const walk = (node: unknown, where: string) => {
+    if (!node || typeof node !== 'object') return
+    if ((node as Record<string, unknown>).additionalProperties === false) closed.push(where)
+    for (const [k, v] of Object.entries(node)) walk(v, `${where}/${k}`)
+  }
+  walk(doc, '')
+  expect(closed).toEqual([])
+  const t = await app.tenant()
+  const key = await app.apiKey(t.id, ['scenarios:read', 'scenarios:write', 'question_sets:read', 'question_sets:write'])
+  const scenario = await call(app.url, 'POST', '/v1/scenarios', { token: key, body: { name: 'P', unexpected_member: 1 } })
+  expect(scenario.status).toBe(201)
+  expect(scenario.body.unexpected_member).toBeUndefined()
+  const set = await call(app.url, 'POST', '/v1/question-sets', { token: key, body: { name: 'Q', unexpected_member: 1 } })
+  expect(set.status).toBe(201)
+  const version = await call(app.url, 'POST', `/v1/question-sets/${set.body.id}/versions`, {
+    token: key, body: { questions: [{ key: 'q1', text: 'Revenue?', criticality: 'minor', answer_type: 'text', unexpected_member: 1 }] },
+  })
+  expect(version.status).toBe(201)
+  expect(version.body.questions).toEqual([{ key: 'q1', text: 'Revenue?', criticality: 'minor', answer_type: 'text' }])
+  const again = await call(app.url, 'GET', `/v1/question-sets/${set.body.id}/versions/${version.body.id}`, { token: key })
+  expect(again.body.questions[0].unexpected_member).toBeUndefined()
 })

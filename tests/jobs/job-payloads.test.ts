@@ -15,6 +15,10 @@ import { runJobsUntilIdle, type RunnerOptions } from '../../jobs/runner'
 import { JOB_KINDS } from '../../server/job-kinds'
 import { EVALUATION_RUN, EvaluationRunJob } from '../../server/evaluation/run'
 import { Int } from '../../schemas/common'
+import { MISFIT_REASON } from '../../jobs/define'
+import { call } from '../helpers/app'
+import { seedTask } from '../helpers/tasks'
+import { envelopesOf } from '../helpers/underwriting-pack'
 
 setDefaultTimeout(60_000)
 
@@ -105,5 +109,40 @@ describe('typed job payloads', () => {
     expect(row?.last_error).toContain('payload does not fit job kind evaluation_run')
     expect(row?.last_error).toContain('payload.scenarioId')
     expect(await effects(fine)).toEqual([`${tenant.id}:c-4:2`])
+  })
+
+  test('a misfit job ends its task failed with an internal reason and notifies its subscribers; the task is never left queued', async () => {
+    const tenant = await app.tenant()
+    const key = await app.apiKey(tenant.id, ['scenarios:read', 'notifications:write'])
+    const task = await seedTask(app.sql, tenant.id, 'evaluation_run')
+    await app.sql`update evaluations set status = 'queued' where tenant_id = ${tenant.id} and id = ${task.id}`
+    const sub = await call(app.url, 'POST', '/v1/task-notification-subscriptions', { token: key, body: { task_kind: 'evaluation_run', task_id: task.id, channel: 'email', email: { address: 'uw@example.test' } } })
+    expect(sub.status).toBe(201)
+    // As an older deploy wrote it: the case id under another name; the evaluation id still there.
+    const stale = await app.sql.begin((tx) => enqueueJob(tx, { kind: EVALUATION_RUN, tenantId: tenant.id, payload: { caseId: crypto.randomUUID(), evaluationId: task.id } }))
+    await runJobsUntilIdle(app.deps, JOB_KINDS, { log: quiet })
+    const row = await jobRow(stale)
+    expect(row?.dead_at).toBeInstanceOf(Date)
+    expect(row?.last_error).toContain('payload.scenarioId')
+    const evaluation = await call(app.url, 'GET', task.path, { token: key })
+    expect(evaluation.body.status).toBe('failed')
+    expect(JSON.stringify(evaluation.body)).toContain(MISFIT_REASON)
+    // The payload's details stay in the job's record; the customer sees the internal reason only.
+    expect(JSON.stringify(evaluation.body)).not.toContain('scenarioId')
+    const [outcome] = await app.sql`select status, event_type, summary from task_outcomes where tenant_id = ${tenant.id} and task_kind = 'evaluation_run' and task_id = ${task.id}`
+    expect(outcome).toMatchObject({ status: 'failed', event_type: 'task.failed' })
+    const envelopes = await envelopesOf(app, key, 'evaluation_run', task.id)
+    expect(envelopes.map((e) => e.event_type ?? e.type)).toContain('task.failed')
+  })
+
+  test('a misfit job whose task cannot be found from what is left of its payload is dead, and nothing else changes', async () => {
+    const tenant = await app.tenant()
+    const task = await seedTask(app.sql, tenant.id, 'evaluation_run')
+    await app.sql`update evaluations set status = 'queued' where tenant_id = ${tenant.id} and id = ${task.id}`
+    const stale = await app.sql.begin((tx) => enqueueJob(tx, { kind: EVALUATION_RUN, tenantId: tenant.id, payload: { scenario: 'x', evaluation: task.id } }))
+    await runJobsUntilIdle(app.deps, JOB_KINDS, { log: quiet })
+    expect((await jobRow(stale))?.dead_at).toBeInstanceOf(Date)
+    const [e] = await app.sql`select status from evaluations where tenant_id = ${tenant.id} and id = ${task.id}`
+    expect(e!.status).toBe('queued')
   })
 })

@@ -9,6 +9,12 @@
  * ask for their first OCR slot, take the OCR lane (SVC_OCR_DOCUMENTS processes, documents admitted
  * round-robin by workspace), so no OCR page ever holds a text document back. OCR slots
  * (SVC_OCR_CONCURRENCY) go to the pages waiting for one round-robin by workspace, then by document.
+ *
+ * Each child has a private scratch directory (its TMPDIR). A scratch directory is removed only once
+ * its process has exited, never emptied under a live one: a parser library may still be working on
+ * files there after the answer it gave (exceljs abandons a failed read with its temporary files and
+ * their streams still open), and deleting them under it made the child's next document fail at
+ * random (ENOENT). A child that leaves anything in its scratch after a parse is retired instead.
  */
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
 import { rm, writeFile } from 'node:fs/promises'
@@ -94,7 +100,7 @@ interface Child {
   parses: number
   /** OCR slots it holds (tickets). */
   ocrHeld: Set<number>
-  /** Its private TMPDIR, emptied after each parse and removed with it. */
+  /** Its private TMPDIR, removed once the process has exited (never emptied while it lives). */
   scratch: string
   idleTimer?: Timer
   /** Stops its parse to queue it in the OCR lane (set while it parses). */
@@ -148,9 +154,10 @@ function parserCommand(): string[] {
 
 /**
  * The environment of a parser process: enough to run, no secrets (no database URL, no keys). Its
- * TMPDIR is a private scratch directory emptied after every parse (parser libraries spill document
- * content there: exceljs writes sheets to temporary files); files meant to outlive a parse (the
- * OCR model copy) go to SVC_SHARED_TMPDIR, the service's own temporary directory.
+ * TMPDIR is a private scratch directory (parser libraries spill document content there: exceljs
+ * writes sheets to temporary files), removed when the process exits; a process that leaves files
+ * there after a parse is retired. Files meant to outlive a parse (the OCR model copy) go to
+ * SVC_SHARED_TMPDIR, the service's own temporary directory.
  */
 function parserEnv(scratch: string): Record<string, string> {
   const env: Record<string, string> = {}
@@ -188,6 +195,8 @@ export function createParserPool(config: ParseConfig, log: (level: 'info' | 'war
   }
   const memoryLimit = config.memoryMb * 1_048_576
   const children = new Set<Child>()
+  // Every parser process until it has exited and its scratch is gone, retired ones included.
+  const living = new Map<Child, Promise<void>>()
   const waiting: Waiting[] = []
   const records: ParseRecord[] = []
   let nextId = 1
@@ -219,6 +228,7 @@ export function createParserPool(config: ParseConfig, log: (level: 'info' | 'war
       onExit(_proc, exitCode, signalCode) {
         children.delete(child)
         clearTimeout(child.idleTimer)
+        // The process is gone: nothing can be working in its scratch any more.
         rmSync(scratch, { recursive: true, force: true })
         freeOcrSlots(child)
         child.current?.settle({ exit: signalCode ? `signal ${signalCode}` : `exit code ${exitCode}` })
@@ -226,6 +236,7 @@ export function createParserPool(config: ParseConfig, log: (level: 'info' | 'war
       },
     })
     children.add(child)
+    living.set(child, child.proc.exited.then(() => { living.delete(child) }, () => { living.delete(child) }))
     return child
   }
 
@@ -276,25 +287,38 @@ export function createParserPool(config: ParseConfig, log: (level: 'info' | 'war
     grantWaiting()
   }
 
-  const emptyScratch = (child: Child) => {
-    for (const f of readdirSync(child.scratch)) rmSync(join(child.scratch, f), { recursive: true, force: true })
+  /** Whether a child left files in its scratch (a library still at work, or one that leaks). */
+  const scratchInUse = (child: Child) => {
+    try { return readdirSync(child.scratch).length > 0 } catch { return true }
   }
 
-  const retire = (child: Child) => {
+  /** Stops a child; its scratch goes when it has exited (onExit). Resolves then. */
+  const retire = (child: Child): Promise<void> => {
     children.delete(child)
     clearTimeout(child.idleTimer)
     child.proc.kill('SIGKILL')
+    return living.get(child) ?? Promise.resolve()
   }
 
-  const release = (child: Child) => {
+  /**
+   * A child done with a parse: kept for the next one when its scratch is empty; retired when it
+   * left files there (resolving once they are gone, so no document bytes outlive the parse), has
+   * served its parses or grew.
+   */
+  const release = (child: Child): Promise<void> => {
     child.busy = false
     child.current = undefined
-    emptyScratch(child)
+    if (scratchInUse(child)) {
+      const gone = retire(child)
+      dispatch()
+      return gone
+    }
     const rss = residentBytes(child.proc.pid) ?? 0
     if (child.parses >= PARSES_PER_CHILD || rss > memoryLimit / 2) retire(child)
     // Idle processes go after a while, but one stays ready for the next document.
     else child.idleTimer = setTimeout(() => { if (!child.busy && children.size > 1) retire(child) }, IDLE_EXIT_MS)
     dispatch()
+    return Promise.resolve()
   }
 
   const busyIn = (lane: Lane) => {
@@ -427,9 +451,12 @@ export function createParserPool(config: ParseConfig, log: (level: 'info' | 'war
             else reject(new ParserCrashed(`the parser process ended (${reply.exit}) while reading the document`))
             return
           }
-          if (breach) { retire(child); dispatch() } else release(child)
-          if ('error' in reply) reject(new ParserCrashed('the parser process failed while reading the document'))
-          else resolve(reply.outcome)
+          const released = breach ? retire(child) : release(child)
+          if (breach) dispatch()
+          released.then(() => {
+            if ('error' in reply) reject(new ParserCrashed('the parser process failed while reading the document'))
+            else resolve(reply.outcome)
+          })
         },
       }
       try {
@@ -479,9 +506,10 @@ export function createParserPool(config: ParseConfig, log: (level: 'info' | 'war
     async close() {
       closed = true
       for (const w of waiting.splice(0)) w.fail(new Error('the parser pool is closed'))
-      const exits = [...children].map((c) => { c.proc.kill('SIGKILL'); return c.proc.exited })
+      for (const c of children) c.proc.kill('SIGKILL')
       children.clear()
-      await Promise.allSettled(exits)
+      // Retired processes too: the spool (their scratch directories) goes only once all have exited.
+      await Promise.allSettled([...living.values()])
       if (spool) rmSync(spool, { recursive: true, force: true })
     },
   }

@@ -3,6 +3,7 @@
  * pool, over Bun's IPC channel. It holds no credentials and touches no database; the pool watches
  * its memory and time from outside and kills it on a breach. It exits when its parent goes away.
  */
+import { readdirSync } from 'node:fs'
 import { extractDocument, type DocumentLimits, type ParseOutcome } from './extract'
 import type { OcrRecognizer, DocumentOcr, OcrStats } from '../ocr/engine'
 import type { OcrEngine, RenderablePdf } from '../adapters/types'
@@ -35,6 +36,26 @@ export type OcrSlotMessage = { ocr: 'acquire'; ticket: number } | { ocr: 'releas
 
 /** Progress notes are sent at most this often. */
 const PROGRESS_EVERY_MS = 500
+
+/** How long a parse's answer waits for its library's temporary files to go (exceljs removes them asynchronously). */
+const SCRATCH_SETTLE_MS = 250
+
+/**
+ * Waits until this process's private TMPDIR is empty, for at most `ms`: a library that spilled
+ * into it may still be closing and unlinking its files after it returned. The pool retires a
+ * process that answers with files still there (it never deletes them under a live process).
+ */
+async function scratchSettled(ms: number): Promise<void> {
+  const dir = process.env.TMPDIR
+  if (!dir) return
+  const until = Date.now() + ms
+  for (;;) {
+    let left = 0
+    try { left = readdirSync(dir).length } catch { return }
+    if (left === 0 || Date.now() >= until) return
+    await Bun.sleep(5)
+  }
+}
 
 /** Serves parse requests on the IPC channel until the parent disconnects. */
 export function serveParseRequests(): void {
@@ -103,6 +124,7 @@ export function serveParseRequests(): void {
     } catch (e) {
       reply = { id: request.id, error: String((e as Error)?.message ?? e).slice(0, 200) }
     }
+    await scratchSettled(SCRATCH_SETTLE_MS)
     process.send!(reply)
   })
   process.on('disconnect', () => process.exit(0))
