@@ -3,7 +3,9 @@
  * its record (request fingerprint and response) is written in the same transaction as the work, so
  * a replay returns the stored status and body, a different body is 409 idempotency_conflict, a
  * refused request stores nothing, and concurrent duplicates wait on the record's unique key instead
- * of creating twice. Records live 24 hours.
+ * of creating twice. Records live 24 hours; the hourly maintenance sweeps expired ones
+ * (sweepExpiredIdempotency) with one scan: the store keeps no index on its always-growing expiry,
+ * which every POST would append to on one right-most page.
  */
 import { createHash } from 'node:crypto'
 import type { Sql, Tx } from '../db/connect'
@@ -84,6 +86,15 @@ export async function runIdempotent(ctx: IdempotencyContext, work: (tx: Tx) => P
     return { ...result, replayed: false }
   })
   return outcome as WorkResult & { replayed: boolean }
+}
+
+/**
+ * Deletes every expired idempotency record and returns how many. A sequential scan once an hour
+ * instead of an index on `expires_at` that every work-creating POST would write to.
+ */
+export async function sweepExpiredIdempotency(tx: Tx): Promise<number> {
+  const result = await tx`delete from idempotency_keys where expires_at <= now()`
+  return result.count
 }
 
 /** The part of Elysia's `set` a work result writes to. */
