@@ -12,13 +12,16 @@
  * freed slot starts work without a claim round trip; queued jobs are leased and heartbeated too,
  * and handed back at stop); `concurrency` bounds jobs in their working phase (`prepare`, or the
  * handler of a kind without one), while at most as many more finish their short transaction; a
- * kind may finish in one statement (`finishInOneStatement`).
+ * kind may finish in one statement (`finishInOneStatement`), and kinds whose handler writes nothing
+ * that must commit with the finish (`finishBatched`) finish together, one statement per tick
+ * (jobs/completion.ts).
  */
 import { hostname } from 'node:os'
 import type { AppDeps } from '../server/deps'
 import type { Tx } from '../server/db/connect'
 import type { ClaimedJob, JobKind } from './types'
 import { jobBackoffMs } from './backoff'
+import { CompletionBatch } from './completion'
 import { JOBS_CHANNEL, onLocalEnqueue } from './queue'
 import { contextFromStored, runWithContext } from '../server/observability/context'
 
@@ -54,9 +57,12 @@ class Engine {
   readonly kinds: Record<string, JobKind>
   readonly leaseMs: number
   readonly log: NonNullable<RunnerOptions['log']>
+  /** Finishes jobs of `finishBatched` kinds together, one statement per tick. */
+  readonly completions: CompletionBatch
 
   constructor(readonly deps: AppDeps, kinds: Record<string, JobKind>, opts: RunnerOptions) {
     this.kinds = kinds
+    this.completions = new CompletionBatch(deps.sql, this.workerId)
     this.leaseMs = opts.leaseMs ?? deps.config.jobLeaseMs ?? 60_000
     this.log = opts.log ?? ((level, message, extra) => deps.log.log(level, message, extra))
   }
@@ -183,6 +189,10 @@ class Engine {
       if (kind.prepare) {
         job.prepared = await kind.prepare(job, this.deps)
         workDone()
+      }
+      if (kind.finishBatched && kind.repeatEveryMs === undefined) {
+        await kind.handler(sql, job, this.deps)
+        return ended(await this.completions.finish(job.id) ? 'succeeded' : 'lost')
       }
       if (kind.finishInOneStatement && kind.repeatEveryMs === undefined) {
         const done = sql`delete from jobs where id = ${job.id} and locked_by = ${this.workerId} returning id`

@@ -19,6 +19,11 @@ export interface Config {
   databaseUrl: string | undefined
   /** Connections of this process's PostgreSQL pool (SVC_DB_POOL_MAX; default 2 x CPU cores + 1, at most 20). */
   dbPoolMax: number
+  /**
+   * Connections of a worker-only process (`--worker`): SVC_DB_POOL_MAX when set, else enough for
+   * its job concurrency (see workerPoolSize).
+   */
+  workerDbPoolMax: number
   dataDir: string
   baseUrl: string
   uiBaseUrl: string | undefined
@@ -197,6 +202,15 @@ export function defaultPoolSize(cores = availableParallelism()): number {
   return Math.min(20, 2 * cores + 1)
 }
 
+/**
+ * The default pool of a worker-only process: one connection per concurrently running job plus two
+ * (the claim and the heartbeat or a batched finish), never fewer than the default pool. A worker
+ * with 8 jobs at once on 5 connections had its jobs queue for connections between round trips.
+ */
+export function workerPoolSize(jobConcurrency: number, cores = availableParallelism()): number {
+  return Math.max(defaultPoolSize(cores), jobConcurrency + 2)
+}
+
 /** Reads and validates the process configuration from an environment (process.env by default). */
 export function loadConfig(env: Env = process.env): Config {
   const port = int(env, 'PORT', 3000, 0, 65535)
@@ -252,6 +266,7 @@ export function loadConfig(env: Env = process.env): Config {
     host,
     databaseUrl,
     dbPoolMax: int(env, 'SVC_DB_POOL_MAX', defaultPoolSize(), 1, 500),
+    workerDbPoolMax: int(env, 'SVC_DB_POOL_MAX', workerPoolSize(int(env, 'SVC_JOB_CONCURRENCY', 8, 1, 256)), 1, 500),
     dataDir,
     baseUrl: url(env, 'SVC_BASE_URL', ['http:', 'https:']) ?? `http://localhost:${port}`,
     uiBaseUrl: url(env, 'SVC_UI_BASE_URL', ['http:', 'https:']),
