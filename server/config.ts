@@ -42,6 +42,12 @@ export interface Config {
   webhookUnsafeAllowAddresses: readonly string[]
   /** Job runner: jobs run at once per process (SVC_JOB_CONCURRENCY), idle poll (SVC_JOB_POLL_MS), lease (SVC_JOB_LEASE_MS). */
   jobConcurrency: number
+  /**
+   * Jobs a runner keeps claimed beyond its running ones (SVC_JOB_PREFETCH; unset: the runner's concurrency):
+   * a freed slot starts one without a claim round trip, and one claim serves many jobs. Larger
+   * suits many short jobs; prefetched jobs wait for this runner while another may be idle.
+   */
+  jobPrefetch: number | undefined
   jobPollMs: number
   jobLeaseMs: number
   rateRun: RateClass
@@ -281,6 +287,7 @@ export function loadConfig(env: Env = process.env): Config {
     webhookUnsafeAllowAddresses: (str(env, 'SVC_WEBHOOK_UNSAFE_ALLOW_ADDRESSES') ?? '').split(',').map((s) => s.trim()).filter(Boolean)
       .map((a) => ipLiteral('SVC_WEBHOOK_UNSAFE_ALLOW_ADDRESSES', a)),
     jobConcurrency: int(env, 'SVC_JOB_CONCURRENCY', 8, 1, 256),
+    jobPrefetch: str(env, 'SVC_JOB_PREFETCH') === undefined ? undefined : int(env, 'SVC_JOB_PREFETCH', 8, 1, 10_000),
     jobPollMs: int(env, 'SVC_JOB_POLL_MS', 500, 1, 60_000),
     jobLeaseMs: int(env, 'SVC_JOB_LEASE_MS', 60_000, 100, 3_600_000),
     rateRun: rate(env, 'SVC_RATE_RUN', { burst: 10, refillSeconds: 30 }),
