@@ -16,6 +16,11 @@ export interface S3Config { endpoint: string; bucket: string; region: string; ac
 export interface Config {
   port: number
   host: string
+  /**
+   * SO_REUSEPORT on the listener (SVC_REUSE_PORT=1): several API processes bind the same PORT and
+   * the kernel spreads new connections over them (Linux). See docs/operations.md.
+   */
+  reusePort: boolean
   databaseUrl: string | undefined
   /** Connections of this process's PostgreSQL pool (SVC_DB_POOL_MAX; default 2 x CPU cores + 1, at most 20). */
   dbPoolMax: number
@@ -270,6 +275,7 @@ export function loadConfig(env: Env = process.env): Config {
   return {
     port,
     host,
+    reusePort: bool(env, 'SVC_REUSE_PORT'),
     databaseUrl,
     dbPoolMax: int(env, 'SVC_DB_POOL_MAX', defaultPoolSize(), 1, 500),
     workerDbPoolMax: int(env, 'SVC_DB_POOL_MAX', workerPoolSize(int(env, 'SVC_JOB_CONCURRENCY', 8, 1, 256)), 1, 500),

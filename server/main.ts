@@ -52,7 +52,7 @@ async function start() {
   if (metricsServer) log('info', 'metrics listening', { url: `http://${config.metricsHost}:${metricsServer.port}/metrics` })
   const server = workerOnly
     ? undefined
-    : createApp(deps).listen({ port: config.port, hostname: config.host, maxRequestBodySize: SERVER_BODY_LIMIT })
+    : createApp(deps).listen({ port: config.port, hostname: config.host, maxRequestBodySize: SERVER_BODY_LIMIT, reusePort: config.reusePort })
   if (server) log('info', 'listening', { url: `http://${config.host}:${server.server!.port}`, database: db.embedded ? 'embedded' : 'postgresql' })
   else log('info', 'worker started', { database: db.embedded ? 'embedded' : 'postgresql' })
   const runner = startRunner(deps, JOB_KINDS)
