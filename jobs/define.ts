@@ -11,7 +11,7 @@ import { TypeCompiler } from '@sinclair/typebox/compiler'
 import type { Sql, Tx } from '../server/db/connect'
 import type { AppDeps } from '../server/deps'
 import type { ClaimedJob, JobKind } from './types'
-import { enqueueJob } from './queue'
+import { enqueueJob, enqueueJobs } from './queue'
 
 /** The name, payload schema and workspace rule of a kind: what enqueuing one of its jobs needs. */
 export interface JobType<S extends TSchema = TSchema, Scoped extends boolean = boolean> {
@@ -42,6 +42,7 @@ export interface JobKindSpec<S extends TSchema, Scoped extends boolean, Prepared
   maxAttempts?: number
   backoffMs?: (attempts: number) => number
   repeatEveryMs?: number
+  finishBatched?: boolean
   arm?: (deps: AppDeps) => Promise<void>
   load?: (sql: Sql, jobs: JobOf<S, Scoped>[], deps: AppDeps) => Promise<void>
   prepare?: (job: JobOf<S, Scoped>, deps: AppDeps) => Promise<Prepared>
@@ -106,6 +107,16 @@ export function enqueue<S extends TSchema, Scoped extends boolean>(
   tx: Tx, type: JobType<S, Scoped>, job: { tenantId: TenantOf<Scoped>; payload: Static<S>; runAt?: Date },
 ): Promise<string> {
   return enqueueJob(tx, { kind: type.name, tenantId: job.tenantId, payload: job.payload as Record<string, unknown>, ...(job.runAt ? { runAt: job.runAt } : {}) })
+}
+
+/**
+ * Enqueues many jobs of one typed kind in the caller's transaction with one statement and one
+ * notification (see enqueueJobs). Returns their ids in input order.
+ */
+export function enqueueMany<S extends TSchema, Scoped extends boolean>(
+  tx: Tx, type: JobType<S, Scoped>, jobs: { tenantId: TenantOf<Scoped>; payload: Static<S>; runAt?: Date }[],
+): Promise<string[]> {
+  return enqueueJobs(tx, jobs.map((job) => ({ kind: type.name, tenantId: job.tenantId, payload: job.payload as Record<string, unknown>, ...(job.runAt ? { runAt: job.runAt } : {}) })))
 }
 
 /** The runner's table of kinds, keyed by name, from a list of defined kinds (a name twice is a wiring mistake). */

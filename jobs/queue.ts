@@ -33,19 +33,32 @@ const wakeLocal = () => { for (const wake of localRunners) wake() }
  * log lines, the jobs it enqueues in turn and the deliveries it writes carry them too.
  */
 export async function enqueueJob(tx: Tx, job: JobInput): Promise<string> {
-  const id = Bun.randomUUIDv7()
+  const [id] = await enqueueJobs(tx, [job])
+  return id!
+}
+
+/**
+ * Enqueues many jobs in the caller's transaction with ONE statement and at most one notification
+ * (where work fans out: the deliveries of a finished task, a bulk load): the rows go in as arrays,
+ * and runners are woken once for the batch. Returns the ids in input order.
+ */
+export async function enqueueJobs(tx: Tx, jobs: JobInput[]): Promise<string[]> {
+  if (jobs.length === 0) return []
+  const ids = jobs.map(() => Bun.randomUUIDv7())
   const ctx = currentContext()
   // The notification is delivered at commit: runners listening wake at once instead of at their next poll.
   await tx`
     with job as (
       insert into jobs (id, kind, tenant_id, payload, run_at, request_id, traceparent)
-      values (${id}, ${job.kind}, ${job.tenantId}, ${tx.json(job.payload as never)}, coalesce(${job.runAt ?? null}::timestamptz, now()),
-              ${ctx?.requestId ?? null}, ${ctx ? traceparentOf(ctx) : null})
+      select j.id, j.kind, j.tenant_id, j.payload::jsonb, coalesce(j.run_at, now()), ${ctx?.requestId ?? null}, ${ctx ? traceparentOf(ctx) : null}
+      from unnest(${ids}::uuid[], ${jobs.map((j) => j.kind)}::text[], ${jobs.map((j) => j.tenantId ?? null)}::uuid[],
+                  ${jobs.map((j) => JSON.stringify(j.payload))}::text[], ${jobs.map((j) => j.runAt?.toISOString() ?? null)}::timestamptz[])
+        as j(id, kind, tenant_id, payload, run_at)
       returning run_at
     )
-    select pg_notify(${JOBS_CHANNEL}, '') from job where run_at <= now()`
-  if (localRunners.size > 0 && !job.runAt) for (const ms of [5, 30, 120]) setTimeout(wakeLocal, ms)
-  return id
+    select pg_notify(${JOBS_CHANNEL}, '') where exists (select 1 from job where run_at <= now())`
+  if (localRunners.size > 0 && jobs.some((j) => !j.runAt)) for (const ms of [5, 30, 120]) setTimeout(wakeLocal, ms)
+  return ids
 }
 
 /**

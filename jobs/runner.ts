@@ -8,11 +8,13 @@
  * its lease never finishes the job (the new owner does). N runners on one database never run a
  * job twice at once. stop() drains: no new claims, in-flight jobs finish (or are released).
  *
- * Throughput: a runner keeps up to one batch of claimed jobs queued beyond its running ones (so a
+ * Throughput: a runner keeps up to `prefetch` claimed jobs queued beyond its running ones (so a
  * freed slot starts work without a claim round trip; queued jobs are leased and heartbeated too,
  * and handed back at stop); `concurrency` bounds jobs in their working phase (`prepare`, or the
  * handler of a kind without one), while at most as many more finish their short transaction; a
- * kind may finish in one statement (`finishInOneStatement`).
+ * kind may finish in one statement (`finishInOneStatement`), and kinds whose handler writes nothing
+ * that must commit with the finish (`finishBatched`) finish together, one statement per tick
+ * (jobs/completion.ts).
  */
 import { hostname } from 'node:os'
 import type { AppDeps } from '../server/deps'
@@ -20,6 +22,7 @@ import type { Tx } from '../server/db/connect'
 import type { ClaimedJob, JobKind } from './types'
 import { jobBackoffMs } from './backoff'
 import { isDependencyOutage } from '../server/http/dependency-errors'
+import { CompletionBatch } from './completion'
 import { JOBS_CHANNEL, onLocalEnqueue } from './queue'
 import { contextFromStored, runWithContext } from '../server/observability/context'
 
@@ -27,6 +30,8 @@ import { contextFromStored, runWithContext } from '../server/observability/conte
 export interface RunnerOptions {
   /** Jobs run at once by this runner (default SVC_JOB_CONCURRENCY, 8). */
   concurrency?: number
+  /** Jobs kept claimed beyond the running ones (default SVC_JOB_PREFETCH, which defaults to the concurrency). */
+  prefetch?: number
   /** Pause between claims when nothing is due (default SVC_JOB_POLL_MS, 500). */
   pollMs?: number
   /** Lease of a claimed job, extended by a heartbeat every third of it (default SVC_JOB_LEASE_MS, 60 s). */
@@ -59,9 +64,12 @@ class Engine {
   readonly kinds: Record<string, JobKind>
   readonly leaseMs: number
   readonly log: NonNullable<RunnerOptions['log']>
+  /** Finishes jobs of `finishBatched` kinds together, one statement per tick. */
+  readonly completions: CompletionBatch
 
   constructor(readonly deps: AppDeps, kinds: Record<string, JobKind>, opts: RunnerOptions) {
     this.kinds = kinds
+    this.completions = new CompletionBatch(deps.sql, this.workerId)
     this.leaseMs = opts.leaseMs ?? deps.config.jobLeaseMs ?? 60_000
     this.log = opts.log ?? ((level, message, extra) => deps.log.log(level, message, extra))
   }
@@ -202,6 +210,12 @@ class Engine {
         job.prepared = await kind.prepare(job, this.deps)
         workDone()
       }
+      if (kind.finishBatched && kind.repeatEveryMs === undefined) {
+        await kind.handler(sql, job, this.deps)
+        // The work is done: the slot starts the next job while this one's finish joins the tick's batch.
+        workDone()
+        return ended(await this.completions.finish(job.id) ? 'succeeded' : 'lost')
+      }
       if (kind.finishInOneStatement && kind.repeatEveryMs === undefined) {
         const done = sql`delete from jobs where id = ${job.id} and locked_by = ${this.workerId} returning id`
         const result = await kind.finishInOneStatement(sql, job, this.deps, done)
@@ -330,6 +344,7 @@ class Engine {
 export function startRunner(deps: AppDeps, kinds: Record<string, JobKind>, opts: RunnerOptions = {}): Runner {
   const engine = new Engine(deps, kinds, opts)
   const concurrency = Math.max(1, opts.concurrency ?? deps.config.jobConcurrency ?? 8)
+  const prefetch = Math.max(1, opts.prefetch ?? deps.config.jobPrefetch ?? concurrency)
   const pollMs = Math.max(1, opts.pollMs ?? deps.config.jobPollMs ?? 500)
   const drainTimeoutMs = opts.drainTimeoutMs ?? 20_000
   let stopping = false
@@ -367,10 +382,12 @@ export function startRunner(deps: AppDeps, kinds: Record<string, JobKind>, opts:
     }
     while (!stopping) {
       fill()
-      // Keep up to one batch queued beyond the running jobs; refill once the queue runs low.
-      const room = 2 * concurrency - engine.working - engine.queued.length
+      // Keep up to `prefetch` jobs queued beyond the running ones; refill once the queue runs low,
+      // with a claim of at least half of that (or whatever fits when nothing is queued), not one job
+      // per finished job: a claim is a round trip and a locking update, shared by the jobs it brings.
+      const room = concurrency + prefetch - engine.working - engine.queued.length
       let exhausted = false
-      if (engine.queued.length < concurrency && room > 0) {
+      if (engine.queued.length < prefetch && (room >= Math.ceil(prefetch / 2) || (engine.queued.length === 0 && room > 0))) {
         try {
           const jobs = await engine.claim(room)
           exhausted = jobs.length < room

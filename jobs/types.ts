@@ -65,6 +65,13 @@ export interface JobKind {
    * written) or 'fallback' (nothing run; the runner then opens the usual transaction).
    */
   finishInOneStatement?: (sql: Sql, job: ClaimedJob, deps: AppDeps, done: postgres.PendingQuery<postgres.Row[]>) => Promise<'finished' | 'lost' | 'fallback'>
+  /**
+   * The handler writes nothing that must commit with the job's finish (it writes nothing, or only
+   * idempotent writes of its own): it runs outside any transaction (given the pool as `tx`), and
+   * jobs that end in the same tick are finished together by one statement (jobs/completion.ts).
+   * Not for recurring kinds.
+   */
+  finishBatched?: boolean
   /** A recurring kind: after a successful run the job is re-armed this far ahead instead of deleted. */
   repeatEveryMs?: number
   /**

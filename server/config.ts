@@ -16,6 +16,11 @@ export interface S3Config { endpoint: string; bucket: string; region: string; ac
 export interface Config {
   port: number
   host: string
+  /**
+   * SO_REUSEPORT on the listener (SVC_REUSE_PORT=1): several API processes bind the same PORT and
+   * the kernel spreads new connections over them (Linux). See docs/operations.md.
+   */
+  reusePort: boolean
   databaseUrl: string | undefined
   /** Connections of this process's PostgreSQL pool (SVC_DB_POOL_MAX; default 2 x CPU cores + 1, at most 20). */
   dbPoolMax: number
@@ -23,6 +28,11 @@ export interface Config {
   dbStatementTimeoutMs: number
   /** How long a statement may wait for a connection of the pool (SVC_DB_POOL_WAIT_MS); then 503. */
   dbPoolWaitMs: number
+  /**
+   * Connections of a worker-only process (`--worker`): SVC_DB_POOL_MAX when set, else enough for
+   * its job concurrency (see workerPoolSize).
+   */
+  workerDbPoolMax: number
   dataDir: string
   baseUrl: string
   uiBaseUrl: string | undefined
@@ -41,6 +51,12 @@ export interface Config {
   webhookUnsafeAllowAddresses: readonly string[]
   /** Job runner: jobs run at once per process (SVC_JOB_CONCURRENCY), idle poll (SVC_JOB_POLL_MS), lease (SVC_JOB_LEASE_MS). */
   jobConcurrency: number
+  /**
+   * Jobs a runner keeps claimed beyond its running ones (SVC_JOB_PREFETCH; unset: the runner's concurrency):
+   * a freed slot starts one without a claim round trip, and one claim serves many jobs. Larger
+   * suits many short jobs; prefetched jobs wait for this runner while another may be idle.
+   */
+  jobPrefetch: number | undefined
   jobPollMs: number
   jobLeaseMs: number
   rateRun: RateClass
@@ -203,6 +219,15 @@ export function defaultPoolSize(cores = availableParallelism()): number {
   return Math.min(20, 2 * cores + 1)
 }
 
+/**
+ * The default pool of a worker-only process: one connection per concurrently running job plus two
+ * (the claim and the heartbeat or a batched finish), never fewer than the default pool. A worker
+ * with 8 jobs at once on 5 connections had its jobs queue for connections between round trips.
+ */
+export function workerPoolSize(jobConcurrency: number, cores = availableParallelism()): number {
+  return Math.max(defaultPoolSize(cores), jobConcurrency + 2)
+}
+
 /** Reads and validates the process configuration from an environment (process.env by default). */
 export function loadConfig(env: Env = process.env): Config {
   const port = int(env, 'PORT', 3000, 0, 65535)
@@ -256,10 +281,12 @@ export function loadConfig(env: Env = process.env): Config {
   return {
     port,
     host,
+    reusePort: bool(env, 'SVC_REUSE_PORT'),
     databaseUrl,
     dbPoolMax: int(env, 'SVC_DB_POOL_MAX', defaultPoolSize(), 1, 500),
     dbStatementTimeoutMs: int(env, 'SVC_DB_STATEMENT_TIMEOUT_MS', 30_000, 100, 3_600_000),
     dbPoolWaitMs: int(env, 'SVC_DB_POOL_WAIT_MS', 10_000, 100, 3_600_000),
+    workerDbPoolMax: int(env, 'SVC_DB_POOL_MAX', workerPoolSize(int(env, 'SVC_JOB_CONCURRENCY', 8, 1, 256)), 1, 500),
     dataDir,
     baseUrl: url(env, 'SVC_BASE_URL', ['http:', 'https:']) ?? `http://localhost:${port}`,
     uiBaseUrl: url(env, 'SVC_UI_BASE_URL', ['http:', 'https:']),
@@ -274,6 +301,7 @@ export function loadConfig(env: Env = process.env): Config {
     webhookUnsafeAllowAddresses: (str(env, 'SVC_WEBHOOK_UNSAFE_ALLOW_ADDRESSES') ?? '').split(',').map((s) => s.trim()).filter(Boolean)
       .map((a) => ipLiteral('SVC_WEBHOOK_UNSAFE_ALLOW_ADDRESSES', a)),
     jobConcurrency: int(env, 'SVC_JOB_CONCURRENCY', 8, 1, 256),
+    jobPrefetch: str(env, 'SVC_JOB_PREFETCH') === undefined ? undefined : int(env, 'SVC_JOB_PREFETCH', 8, 1, 10_000),
     jobPollMs: int(env, 'SVC_JOB_POLL_MS', 500, 1, 60_000),
     jobLeaseMs: int(env, 'SVC_JOB_LEASE_MS', 60_000, 100, 3_600_000),
     rateRun: rate(env, 'SVC_RATE_RUN', { burst: 10, refillSeconds: 30 }),

@@ -21,6 +21,7 @@ import m016 from './016_billing.sql' with { type: 'text' }
 import m017 from './017_request_trace.sql' with { type: 'text' }
 import m019 from './019_password_protected.sql' with { type: 'text' }
 import m023 from './023_document_findings.sql' with { type: 'text' }
+import m025 from './025_write_spread.sql' with { type: 'text' }
 
 /** One migration: its number, its name and its SQL. */
 export interface Migration { version: number; name: string; sql: string }
@@ -46,4 +47,5 @@ export const MIGRATIONS: Migration[] = [
   { version: 17, name: '017_request_trace', sql: m017 },
   { version: 19, name: '019_password_protected', sql: m019 },
   { version: 23, name: '023_document_findings', sql: m023 },
+  { version: 25, name: '025_write_spread', sql: m025 },
 ]

@@ -7,7 +7,7 @@
 import type { Tx } from '../db/connect'
 import { outcomeOf, TASK_KINDS, OUTCOME_TABLE, type EventType, type TaskKind, type TaskResult } from './outcomes'
 import { renderEnvelope, taskLinks, type LinkBases } from './envelope'
-import { insertDelivery } from './outbox'
+import { insertDeliveries, type NewDelivery } from './outbox'
 import { lockTask, type TaskEnd } from './tasks'
 
 export type { TaskKind, TaskResult }
@@ -65,14 +65,12 @@ export async function finishTask(tx: Tx, input: FinishTaskInput): Promise<string
     select id, channel from task_notification_subscriptions
     where tenant_id = ${input.tenantId} and task_kind = ${input.taskKind} and task_id = ${input.taskId} and status = 'active'
     order by id`
-  const ids: string[] = []
-  for (const s of subscriptions) {
-    ids.push(await deliverOutcome(tx, {
-      tenantId: input.tenantId, taskKind: input.taskKind, taskId: input.taskId, subscriptionId: s.id, channel: s.channel,
-      eventType: row.eventType, outcome: { status: row.status, summary: row.summary, errorCode: row.errorCode }, resourcePath: input.resourcePath, occurredAt, links: input.links,
-    }))
-  }
-  return ids
+  const deliveries = subscriptions.map((s) => renderDelivery({
+    tenantId: input.tenantId, taskKind: input.taskKind, taskId: input.taskId, subscriptionId: s.id, channel: s.channel,
+    eventType: row.eventType, outcome: { status: row.status, summary: row.summary, errorCode: row.errorCode }, resourcePath: input.resourcePath, occurredAt, links: input.links,
+  }))
+  await insertDeliveries(tx, deliveries)
+  return deliveries.map((d) => d.deliveryId)
 }
 
 /** One outcome of one task for one subscription; see deliverOutcome. */
@@ -89,18 +87,24 @@ interface OutcomeDelivery {
   links: LinkBases
 }
 
-/** Renders the envelope of one delivery (a fresh delivery id), stores it and enqueues its first attempt. */
+/** Renders the envelope of one delivery, stores it and enqueues its first attempt; returns its id. */
 async function deliverOutcome(tx: Tx, d: OutcomeDelivery): Promise<string> {
+  const delivery = renderDelivery(d)
+  await insertDeliveries(tx, [delivery])
+  return delivery.deliveryId
+}
+
+/** Renders the envelope of one delivery (a fresh delivery id), to store with insertDeliveries. */
+function renderDelivery(d: OutcomeDelivery): NewDelivery {
   const deliveryId = Bun.randomUUIDv7()
   const body = renderEnvelope({
     deliveryId, eventType: d.eventType, taskKind: d.taskKind, taskId: d.taskId, tenantId: d.tenantId,
     occurredAt: d.occurredAt, outcome: d.outcome, links: taskLinks(d.resourcePath, d.links),
   })
-  await insertDelivery(tx, {
+  return {
     tenantId: d.tenantId, subscriptionId: d.subscriptionId, deliveryId, taskKind: d.taskKind, taskId: d.taskId,
     eventType: d.eventType, channel: d.channel, body, occurredAt: d.occurredAt,
-  })
-  return deliveryId
+  }
 }
 
 /**

@@ -2,12 +2,13 @@
  * The recurring maintenance job of the notification channel (hourly): destroys the values of
  * rotated-out signing secrets past revoke_at, purges finished deliveries older than the workspace's
  * notification retention (tenant setting `notification_retention_days`, 30 days by default) and
- * dead jobs older than 30 days.
+ * dead jobs older than 30 days; and sweeps expired idempotency records (server/http/idempotency.ts).
  */
 import type { Tx } from '../db/connect'
 import { Type } from '@sinclair/typebox'
 import { defineJobKind } from '../../jobs/define'
 import { destroyExpiredSecrets } from './signing-secret'
+import { sweepExpiredIdempotency } from '../http/idempotency'
 
 /** The kind name of the maintenance job. */
 export const MAINTENANCE_JOB_KIND = 'notifications_maintenance'
@@ -25,7 +26,7 @@ async function hasRetentionSetting(tx: Tx): Promise<boolean> {
 }
 
 /** Runs one maintenance pass in `tx`; returns what it removed. */
-export async function runMaintenance(tx: Tx): Promise<{ secrets: number; deliveries: number; jobs: number }> {
+export async function runMaintenance(tx: Tx): Promise<{ secrets: number; deliveries: number; jobs: number; idempotencyRecords: number }> {
   const secrets = await destroyExpiredSecrets(tx, null)
   const retention = (await hasRetentionSetting(tx))
     ? tx`coalesce((select s.notification_retention_days from tenant_settings s where s.tenant_id = d.tenant_id), ${DEFAULT_RETENTION_DAYS})`
@@ -35,7 +36,8 @@ export async function runMaintenance(tx: Tx): Promise<{ secrets: number; deliver
     where d.status <> 'pending' and d.updated_at < now() - make_interval(days => ${retention}::int)
     returning d.id`
   const jobs = await tx`delete from jobs where dead_at is not null and dead_at < now() - interval '30 days' returning id`
-  return { secrets, deliveries: deliveries.length, jobs: jobs.length }
+  const idempotencyRecords = await sweepExpiredIdempotency(tx)
+  return { secrets, deliveries: deliveries.length, jobs: jobs.length, idempotencyRecords }
 }
 
 /** The maintenance job kind: recurring every hour; every runner arms it at start (once per database). */

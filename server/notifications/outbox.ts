@@ -6,7 +6,7 @@
  */
 import { Type } from '@sinclair/typebox'
 import type { Tx } from '../db/connect'
-import { enqueue, jobType } from '../../jobs/define'
+import { enqueueMany, jobType } from '../../jobs/define'
 import { Int } from '../../schemas/common'
 import { currentContext, traceparentOf } from '../observability/context'
 
@@ -33,13 +33,23 @@ export interface NewDelivery {
   occurredAt: Date
 }
 
-/** Stores a rendered delivery and enqueues its first attempt, in the caller's transaction. */
-export async function insertDelivery(tx: Tx, d: NewDelivery): Promise<void> {
+/**
+ * Stores rendered deliveries and enqueues their first attempts, in the caller's transaction: one
+ * insert for the deliveries and one for their jobs with one notification, however many
+ * subscriptions the task has (a task's end fans out to all of them at once).
+ */
+export async function insertDeliveries(tx: Tx, list: NewDelivery[]): Promise<void> {
+  if (list.length === 0) return
   // The request (or job) that ended the task: its request id and trace go with the delivery and its webhook.
   const ctx = currentContext()
+  const col = <K extends keyof NewDelivery>(k: K) => list.map((d) => d[k])
   await tx`
     insert into notification_deliveries (tenant_id, id, subscription_id, task_kind, task_id, event_type, channel, body, occurred_at, next_attempt_at, request_id, traceparent)
-    values (${d.tenantId}, ${d.deliveryId}, ${d.subscriptionId}, ${d.taskKind}, ${d.taskId}, ${d.eventType}, ${d.channel}, ${d.body}, ${d.occurredAt}, now(),
-            ${ctx?.requestId ?? null}, ${ctx ? traceparentOf(ctx) : null})`
-  await enqueue(tx, DeliveryJob, { tenantId: d.tenantId, payload: { deliveryId: d.deliveryId, cycle: 1 } })
+    select d.tenant_id, d.id, d.subscription_id, d.task_kind, d.task_id, d.event_type, d.channel, d.body, d.occurred_at, now(),
+           ${ctx?.requestId ?? null}, ${ctx ? traceparentOf(ctx) : null}
+    from unnest(${col('tenantId')}::uuid[], ${col('deliveryId')}::uuid[], ${col('subscriptionId')}::uuid[], ${col('taskKind')}::text[],
+                ${col('taskId')}::uuid[], ${col('eventType')}::text[], ${col('channel')}::text[], ${col('body')}::text[],
+                ${list.map((d) => d.occurredAt.toISOString())}::timestamptz[])
+      as d(tenant_id, id, subscription_id, task_kind, task_id, event_type, channel, body, occurred_at)`
+  await enqueueMany(tx, DeliveryJob, list.map((d) => ({ tenantId: d.tenantId, payload: { deliveryId: d.deliveryId, cycle: 1 } })))
 }

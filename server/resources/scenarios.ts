@@ -7,15 +7,14 @@ import type { AppDeps } from '../deps'
 import { accessControl, ANY_ROLE, CASE_WRITERS, tenantOf } from '../auth/access'
 import { problems } from '../http/problem'
 import { readQuery, withQuery } from '../http/query'
-import { idempotencyKeyOf, runIdempotent, replyWith } from '../http/idempotency'
+import { idempotencyKeyOf, runIdempotentStatement, replyWith } from '../http/idempotency'
 import { ScenarioParams, PageOf } from '../../schemas/common'
 import { Scenario, ScenarioCreate, ScenarioListQuery } from '../../schemas/scenario'
 import { VERTICAL_KEYS } from './verticals'
-import { verticalForNew } from '../workspaces/settings-store'
 import { verticalRule } from './tenant-settings'
 import { BODY_PROBLEMS, LIST_PROBLEMS, PATH_PROBLEMS, responses } from '../http/docs'
 import { cursorScope } from '../http/pagination'
-import { createScenario, findScenario, listScenarios, renderScenario } from '../scenarios/store'
+import { findScenario, listScenarios, renderScenario, scenarioCreate } from '../scenarios/store'
 
 /** Scenario routes. */
 export function scenarioRoutes(deps: AppDeps) {
@@ -29,13 +28,10 @@ export function scenarioRoutes(deps: AppDeps) {
       if (typeof body.vertical === 'string' && !VERTICAL_KEYS.includes(body.vertical)) {
         throw problems.schema([{ pointer: '/vertical', message: verticalRule() }])
       }
-      const result = await runIdempotent(
+      // One statement, one round trip: the idempotency record, the case and the answer.
+      const result = await runIdempotentStatement(
         { sql, tenantId, method: 'POST', path, body, key: idempotencyKeyOf(request) },
-        async (tx) => {
-          const vertical = await verticalForNew(tx, tenantId, body.vertical)
-          const row = await createScenario(tx, tenantId, { name: body.name, externalRef: body.external_ref ?? null, vertical })
-          return { status: 201, body: renderScenario(row), location: `/v1/scenarios/${row.id}` }
-        },
+        scenarioCreate(sql, tenantId, { name: body.name, externalRef: body.external_ref ?? null, vertical: body.vertical }),
       )
       return replyWith(set, result) as ReturnType<typeof renderScenario>
     }, {

@@ -3,8 +3,10 @@
  * (server/resources/scenarios.ts) and every domain that hangs off a case (documents, evaluations,
  * reports, supersessions).
  */
-import type { Tx } from '../db/connect'
+import type { Sql, Tx } from '../db/connect'
 import type { PageWindow } from '../http/pagination'
+import type { OneStatementCreate } from '../http/idempotency'
+import { verticalForNewSql } from '../workspaces/settings-store'
 
 /** A row of `scenarios`. */
 export interface ScenarioRow {
@@ -46,6 +48,30 @@ export async function createScenario(tx: Tx, tenantId: string, input: { name: st
     values (${tenantId}, ${Bun.randomUUIDv7()}, ${input.name}, ${input.externalRef}, ${input.vertical})
     returning id, name, external_ref, status, vertical, created_at, updated_at`
   return row!
+}
+
+/**
+ * A case create as one statement (see runIdempotentStatement): the row is made here (id and
+ * timestamps from this process's clock, as the time-ordered id already is), the vertical resolved
+ * in the statement (the request's, else the workspace default), and the response body is the
+ * rendered case with that vertical spliced in, so the stored replay is the very same text.
+ */
+export function scenarioCreate(sql: Sql, tenantId: string, input: { name: string; externalRef: string | null; vertical: string | null | undefined }): OneStatementCreate {
+  const id = Bun.randomUUIDv7()
+  const at = new Date()
+  const vertical = verticalForNewSql(sql, tenantId, input.vertical)
+  const text = JSON.stringify(renderScenario({ id, name: input.name, external_ref: input.externalRef, status: 'created', vertical: null, created_at: at, updated_at: at }))
+  // The timestamps are the last members (renderScenario's order), after where a vertical goes.
+  const cut = text.lastIndexOf(',"created_at":')
+  return {
+    status: 201,
+    location: `/v1/scenarios/${id}`,
+    bodyText: sql`${text.slice(0, cut)}::text || coalesce(',"vertical":' || to_json(${vertical})::text, '') || ${text.slice(cut)}::text`,
+    work: (claimed) => sql`
+      insert into scenarios (tenant_id, id, name, external_ref, vertical, status, created_at, updated_at)
+      select ${tenantId}, ${id}, ${input.name}, ${input.externalRef}, ${vertical}, 'created', ${at}, ${at}
+      where ${claimed}`,
+  }
 }
 
 /** One page of a workspace's cases, newest first, optionally of one exact `external_ref` (rows of `window`). */

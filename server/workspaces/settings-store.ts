@@ -3,7 +3,7 @@
  * workspace. A workspace that never saved any reads the defaults.
  */
 import type { Static } from '@sinclair/typebox'
-import type { Tx } from '../db/connect'
+import type { Sql, Tx } from '../db/connect'
 import type { TenantSettings } from '../../schemas/tenant-settings'
 
 /** Days a delivery record is kept when the setting is cleared (also in svc_notification_retention_days). */
@@ -55,6 +55,14 @@ export async function verticalForNew(sql: Tx, tenantId: string, named: string | 
   if (named !== undefined) return named
   const [row] = await sql<{ vertical: string | null }[]>`select vertical from tenant_settings where tenant_id = ${tenantId}`
   return row?.vertical ?? null
+}
+
+/**
+ * verticalForNew as an SQL expression, for a create that is one statement: `named` when the
+ * request gave one (null included), else the workspace's default read in that statement.
+ */
+export function verticalForNewSql(sql: Sql, tenantId: string, named: string | null | undefined) {
+  return named !== undefined ? sql`${named}::text` : sql`(select vertical from tenant_settings where tenant_id = ${tenantId})`
 }
 
 /** Replaces a workspace's settings with `next` (already validated) and returns the document now in force. */

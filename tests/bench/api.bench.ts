@@ -42,7 +42,7 @@ async function spawnToFile(extra: Record<string, string>) {
     try { text = readFileSync(logFile, 'utf8') } catch { /* not yet */ }
     const m = /"message":"listening","url":"http:\/\/[^:]+:(\d+)"/.exec(text)
     const metrics = /"message":"metrics listening","url":"([^"]+)"/.exec(text)
-    if (m && (!extra.SVC_METRICS_PORT || metrics)) return { url: `http://127.0.0.1:${m[1]}`, metricsUrl: metrics?.[1], logFile, stop: async () => { proc.kill('SIGTERM'); await proc.exited } }
+    if (m && (!extra.SVC_METRICS_PORT || metrics)) return { url: `http://127.0.0.1:${m[1]}`, metricsUrl: metrics?.[1], logFile, pid: proc.pid, stop: async () => { proc.kill('SIGTERM'); await proc.exited } }
     await Bun.sleep(100)
   }
   throw new Error('the service did not start')
@@ -65,6 +65,21 @@ const bareUrl = `http://127.0.0.1:${new TextDecoder().decode(firstLine.value).tr
 const opts = { connections, seconds }
 const measure = async (base: string, method: 'GET' | 'POST', path: string, status: number, secs = seconds) =>
   load(() => new Request(base + path, { method, headers: auth, body: method === 'POST' ? createBody : undefined }), { ...opts, seconds: secs, expectStatus: status })
+/** CPU seconds (user + system) a process has used so far, from /proc (Linux; NaN elsewhere). */
+const cpuSeconds = (pid: number): number => {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /, '').split(' ')
+    return (Number(fields[11]) + Number(fields[12])) / 100 // utime, stime in clock ticks (USER_HZ = 100)
+  } catch { return Number.NaN }
+}
+/** Service CPU per request (us) of each measurement of a service process, by method and observability. */
+const cpuPerRequest: Record<string, number[]> = {}
+const measureCpu = async (proc: { url: string; pid: number }, key: string, method: 'GET' | 'POST', path: string, status: number) => {
+  const before = cpuSeconds(proc.pid)
+  const r = await measure(proc.url, method, path, status)
+  ;(cpuPerRequest[key] ??= []).push(((cpuSeconds(proc.pid) - before) * 1e6) / Math.max(1, r.requests))
+  return r
+}
 const show = (label: string, r: LoadResult) =>
   console.log(`  ${label.padEnd(26)} ${r.rps.toFixed(0).padStart(7)} req/s  p50 ${r.p50.toFixed(2)} ms  p99 ${r.p99.toFixed(2)} ms  errors ${r.errors}`)
 
@@ -80,8 +95,8 @@ const pairs = async (method: 'GET' | 'POST', path: string, status: number, rps: 
     const baseline = await measure(bareUrl, method, path, status)
     // Alternate which service goes first, so neither always follows the baseline.
     const [first, second] = round % 2 ? [svc, observed] : [observed, svc]
-    const a = await measure(first.url, method, path, status)
-    const b = await measure(second.url, method, path, status)
+    const a = await measureCpu(first, `${method} ${first === svc ? 'off' : 'on'}`, method, path, status)
+    const b = await measureCpu(second, `${method} ${second === svc ? 'off' : 'on'}`, method, path, status)
     const [off, on] = first === svc ? [a, b] : [b, a]
     show(`bare Bun.serve ${method} (${round})`, baseline)
     show(`${method} ${method === 'GET' ? '/v1/scenarios/{id}' : '/v1/scenarios'} off (${round})`, off)
@@ -99,6 +114,7 @@ console.log(`ratio GET  rps ${median(ratios.get).toFixed(2)} median of [${list(r
 console.log(`ratio GET  rps ${median(ratios.getOn).toFixed(2)} median of [${list(ratios.getOn)}], p99 ${median(ratios.getOnP99).toFixed(2)}x the bare server's  (access log and metrics on)`)
 console.log(`ratio POST rps ${median(ratios.post).toFixed(2)} median of [${list(ratios.post)}], p99 ${median(ratios.postP99).toFixed(2)}x the bare server's  (off)`)
 console.log(`ratio POST rps ${median(ratios.postOn).toFixed(2)} median of [${list(ratios.postOn)}], p99 ${median(ratios.postOnP99).toFixed(2)}x the bare server's  (on)`)
+for (const [k, xs] of Object.entries(cpuPerRequest)) console.log(`service CPU per request ${k}: ${median(xs).toFixed(0)} us median of [${xs.map((x) => x.toFixed(0)).join(' ')}]`)
 const accessLines = readFileSync(observed.logFile, 'utf8').split('\n').filter((l) => l.includes('"message":"request"')).length
 console.log(`on/off: GET ${(median(ratios.getOn) / median(ratios.get)).toFixed(2)}, POST ${(median(ratios.postOn) / median(ratios.post)).toFixed(2)}; ${accessLines} access lines written`)
 

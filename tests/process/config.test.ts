@@ -50,6 +50,10 @@ test('defaults follow the operating contract', () => {
   expect(c.dbPoolMax).toBe(Math.min(20, 2 * availableParallelism() + 1))
   expect([1, 2, 8, 16, 64].map((cores) => defaultPoolSize(cores))).toEqual([3, 5, 17, 20, 20])
   expect(loadConfig({ SVC_DB_POOL_MAX: '12' }).dbPoolMax).toBe(12)
+  // A worker-only process gets a connection per concurrent job plus two unless the pool is set.
+  expect(c.workerDbPoolMax).toBe(Math.max(c.dbPoolMax, 10))
+  expect(loadConfig({ SVC_JOB_CONCURRENCY: '32' }).workerDbPoolMax).toBe(Math.max(c.dbPoolMax, 34))
+  expect(loadConfig({ SVC_DB_POOL_MAX: '12', SVC_JOB_CONCURRENCY: '32' }).workerDbPoolMax).toBe(12)
   expect(c.s3).toBeUndefined()
 })
 
