@@ -19,6 +19,7 @@ import m014 from './014_break_glass_access.sql' with { type: 'text' }
 import m015 from './015_default_vertical.sql' with { type: 'text' }
 import m016 from './016_billing.sql' with { type: 'text' }
 import m017 from './017_request_trace.sql' with { type: 'text' }
+import m026 from './026_dev_listeners.sql' with { type: 'text' }
 
 /** One migration: its number, its name and its SQL. */
 export interface Migration { version: number; name: string; sql: string }
@@ -42,4 +43,5 @@ export const MIGRATIONS: Migration[] = [
   { version: 15, name: '015_default_vertical', sql: m015 },
   { version: 16, name: '016_billing', sql: m016 },
   { version: 17, name: '017_request_trace', sql: m017 },
+  { version: 26, name: '026_dev_listeners', sql: m026 },
 ]
