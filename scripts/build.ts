@@ -9,7 +9,8 @@ const result = await Bun.build({
   entrypoints: ['server/main.ts', 'server/documents/ocr/tesseract-thread.ts'],
   compile: { outfile: 'dist/svc' },
   minify: true,
-  sourcemap: 'linked',
+  // Source maps (about 31 MB beside the binary) only when asked: a deployment does not need them.
+  sourcemap: process.env.SVC_BUILD_SOURCEMAP === '1' ? 'linked' : 'none',
   target: 'bun',
 })
 if (!result.success) {
