@@ -12,7 +12,8 @@ import type { Sql, Tx } from '../server/db/connect'
 import { defineJobKind, enqueue, type JobOf } from './define'
 import { DeliveryJob } from '../server/notifications/outbox'
 import { openUsableSecret, UndecryptableSecret, usableSecretJoin } from '../server/notifications/signing-secret'
-import { allowListOf, checkTarget, type CheckedAddress } from './ssrf'
+import { allowListOf, bareHost, checkTarget, type CheckedAddress } from './ssrf'
+import { liveListenerFor } from '../server/notifications/dev-listeners'
 import { postWebhook, webhookCa, type SenderOptions } from './webhook-sender'
 import { sendEmail, type EnvelopeView } from './email-sender'
 import { workspaceTimeZone } from '../server/local-time'
@@ -63,6 +64,14 @@ const caFor = (file: string | undefined) => {
   if (!file) return undefined
   if (!caCache.has(file)) caCache.set(file, webhookCa(file))
   return caCache.get(file)
+}
+
+const listenerCas = new Map<string, string[]>()
+/** A development listener's certificate as the only trusted CA of its sends (pinned; no system roots). */
+const listenerCa = (pem: string) => {
+  let ca = listenerCas.get(pem)
+  if (!ca) listenerCas.set(pem, (ca = [pem]))
+  return ca
 }
 
 type LoadedDelivery = PendingDelivery & { secret_id: string | null; secret_ciphertext: Uint8Array | null }
@@ -168,8 +177,16 @@ async function attemptOnce(job: DeliveryJobOf, deps: AppDeps, opts: DeliveryKind
     secret = null
   }
   if (!secret) return { kind: 'refused', reason: 'refused_no_signing_secret', at, durationMs: took() }
-  const checked = await checkTarget(url.hostname, allowListOf(deps.config.webhookUnsafeAllowAddresses))
-  if (!checked.ok && checked.refused) return { kind: 'refused', reason: 'refused_private_address', at, durationMs: took() }
+  let checked = await checkTarget(url.hostname, allowListOf(deps.config.webhookUnsafeAllowAddresses))
+  let extraCa = caFor(deps.config.webhookCaFile)
+  if (!checked.ok && checked.refused) {
+    // The one exemption a command arranges: a live `svc listen` of this workspace at exactly this URL.
+    const listener = await liveListenerFor(deps.sql, d.tenant_id, d.webhook_url!)
+    if (!listener) return { kind: 'refused', reason: 'refused_private_address', at, durationMs: took() }
+    deps.log.warn('webhook to a development listener (svc listen): loopback allowed for this URL only', { tenant_id: d.tenant_id, delivery_id: d.id, listener_id: listener.id, origin: url.origin })
+    checked = { ok: true, target: { address: bareHost(url.hostname), family: url.hostname.startsWith('[') ? 6 : 4 } }
+    extraCa = listenerCa(listener.certificatePem)
+  }
   if (!checked.ok) return { kind: 'sent', ok: false, error: checked.error, at, durationMs: took(), secretId: secret.id }
   opts.beforeConnect?.(checked.target, url)
   const result = await postWebhook(url, checked.target, d.body, {
@@ -178,7 +195,7 @@ async function attemptOnce(job: DeliveryJobOf, deps: AppDeps, opts: DeliveryKind
     'svc-event-type': d.event_type,
     // The trace of the request that ended the task, a span of this attempt's own.
     traceparent: outgoingTraceparent(d.traceparent),
-  }, { connectTimeoutMs: opts.connectTimeoutMs, totalTimeoutMs: opts.totalTimeoutMs, extraCa: caFor(deps.config.webhookCaFile), userAgent: `underwriting-case-service/${pkg.version} (webhooks)` })
+  }, { connectTimeoutMs: opts.connectTimeoutMs, totalTimeoutMs: opts.totalTimeoutMs, extraCa, userAgent: `underwriting-case-service/${pkg.version} (webhooks)` })
   const ok = result.status !== undefined && result.status >= 200 && result.status < 300
   return {
     kind: 'sent', ok,

@@ -18,6 +18,7 @@ import { verifyAuditChain } from './workspaces/audit-store'
 import { raiseBreakGlass, renderBreakGlass, revokeBreakGlass, allBreakGlassRequests, type BreakGlassRow } from './workspaces/break-glass-store'
 import { BUDGET_COMMANDS, BUDGET_USAGE } from './authoring/budget-admin'
 import { BILLING_COMMANDS, BILLING_USAGE } from './billing/cli'
+import { LISTEN_COMMANDS, ListenUsageError, runListen } from './notifications/listen-command'
 
 const USAGE = `usage: svc <command>
   migrate
@@ -29,6 +30,8 @@ const USAGE = `usage: svc <command>
   break-glass request --tenant S --operator SUB --reason R [--minutes M]
   break-glass list --tenant S [--status requested|approved|denied|revoked]
   break-glass revoke --tenant S --id REQUEST_ID   (ends an open access window at once)
+  listen --tenant S [--forward-to URL] [--task-kind K --task-id ID]
+                                           (development: a loopback webhook receiver; prints each verified delivery)
 ${BUDGET_USAGE}
 ${BILLING_USAGE}`
 
@@ -65,6 +68,7 @@ const setStatus = (status: 'active' | 'suspended'): Command => async (db, args) 
 const COMMANDS: Record<string, Command> = {
   ...BUDGET_COMMANDS,
   ...BILLING_COMMANDS,
+  ...LISTEN_COMMANDS,
   'tenant suspend': setStatus('suspended'),
   'tenant resume': setStatus('active'),
 
@@ -157,7 +161,7 @@ export async function executeCommand(db: Database, argv: string[]): Promise<Comm
 
 function describeFailure(e: unknown): CommandOutcome {
   const fail = (line: string, code = 2) => ({ code, stdout: '', stderr: `${line}\n` })
-  if (e instanceof UsageError || e instanceof ConfigError) return fail(`svc: ${e.message}`)
+  if (e instanceof UsageError || e instanceof ConfigError || e instanceof ListenUsageError) return fail(`svc: ${e.message}`)
   if (e instanceof ProblemError) {
     const pointers = e.options.errors?.map((x) => `${x.pointer} ${x.message}`).join('; ')
     return fail(`svc: ${e.detail}${pointers ? ` (${pointers})` : ''}`)
@@ -172,6 +176,7 @@ function describeFailure(e: unknown): CommandOutcome {
  * one session and a second process must not open or share it.
  */
 export async function runCli(argv: string[]): Promise<number> {
+  if (argv[0] === 'listen' && !['register', 'refresh', 'end'].includes(argv[1] ?? '')) return listen(argv.slice(1))
   let outcome: CommandOutcome
   let db: Database | undefined
   try {
@@ -191,6 +196,33 @@ export async function runCli(argv: string[]): Promise<number> {
   process.stdout.write(outcome.stdout)
   process.stderr.write(outcome.stderr)
   return outcome.code
+}
+
+/**
+ * `svc listen`: a long-running command whose database steps run as CLI commands, on PostgreSQL in
+ * this process, or through the control socket of the service that owns the embedded database.
+ */
+async function listen(args: string[]): Promise<number> {
+  let db: Database | undefined
+  try {
+    const config = loadConfig()
+    let run: (argv: string[]) => Promise<CommandOutcome>
+    try {
+      db = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, max: 2, prepare: config.dbPrepare })
+      const open = db
+      run = (argv) => executeCommand(open, argv)
+    } catch (e) {
+      if (!(e instanceof EmbeddedDatabaseInUse)) throw e
+      run = (argv) => forwardToControlSocket(controlSocketPath(config.dataDir), argv)
+    }
+    return await runListen(args, run)
+  } catch (e) {
+    const outcome = describeFailure(e)
+    process.stderr.write(outcome.stderr)
+    return outcome.code
+  } finally {
+    await db?.close()
+  }
 }
 
 if (import.meta.main) process.exit(await runCli(process.argv.slice(2)))

@@ -22,6 +22,7 @@ import m017 from './017_request_trace.sql' with { type: 'text' }
 import m019 from './019_password_protected.sql' with { type: 'text' }
 import m023 from './023_document_findings.sql' with { type: 'text' }
 import m025 from './025_write_spread.sql' with { type: 'text' }
+import m026 from './026_dev_listeners.sql' with { type: 'text' }
 
 /** One migration: its number, its name and its SQL. */
 export interface Migration { version: number; name: string; sql: string }
@@ -48,4 +49,5 @@ export const MIGRATIONS: Migration[] = [
   { version: 19, name: '019_password_protected', sql: m019 },
   { version: 23, name: '023_document_findings', sql: m023 },
   { version: 25, name: '025_write_spread', sql: m025 },
+  { version: 26, name: '026_dev_listeners', sql: m026 },
 ]

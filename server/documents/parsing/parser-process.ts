@@ -8,6 +8,7 @@ import { extractDocument, type DocumentLimits, type ParseOutcome } from './extra
 import type { OcrRecognizer, DocumentOcr, OcrStats } from '../ocr/engine'
 import type { OcrEngine, RenderablePdf } from '../adapters/types'
 import type { AdapterName } from '../registry'
+import { prepareCanvasBinding } from '../native-canvas'
 
 /**
  * A request from the pool: one document and how to read it. Its bytes wait in a private file (a
@@ -59,6 +60,7 @@ async function scratchSettled(ms: number): Promise<void> {
 
 /** Serves parse requests on the IPC channel until the parent disconnects. */
 export function serveParseRequests(): void {
+  prepareCanvasBinding()
   const parent = process.ppid
   let recognizer: OcrRecognizer | undefined
   // OCR slots are the service's (SVC_OCR_CONCURRENCY): ask the pool for one per page.
