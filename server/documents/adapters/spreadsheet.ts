@@ -45,6 +45,16 @@ function decimal(v: number): string {
   return /e/i.test(s) ? new Big(v).toFixed() : s
 }
 
+/** Whether a number format is a date or time format (SheetJS parses the format each time: remembered). */
+const dateFormats = new Map<string, boolean>()
+function isDateFormat(format: string): boolean {
+  const known = dateFormats.get(format)
+  if (known !== undefined) return known
+  const is = XLSX.SSF.is_date(format)
+  if (dateFormats.size < 10_000) dateFormats.set(format, is)
+  return is
+}
+
 /** A cell as text: its cached value, exact decimals, ISO dates for date-formatted numbers. */
 export function cellText(cell: XLSX.CellObject | undefined, date1904: boolean): string {
   if (!cell) return ''
@@ -52,7 +62,7 @@ export function cellText(cell: XLSX.CellObject | undefined, date1904: boolean): 
   switch (cell.t) {
     case 'n':
       if (typeof v !== 'number' || !Number.isFinite(v)) return ''
-      return cell.z !== undefined && XLSX.SSF.is_date(cell.z) ? serialText(v, date1904) : decimal(v)
+      return cell.z !== undefined && isDateFormat(String(cell.z)) ? serialText(v, date1904) : decimal(v)
     case 'b': return v ? 'true' : 'false'
     case 'e': return typeof v === 'number' ? (ERRORS[v] ?? cell.w ?? '#ERROR') : String(cell.w ?? v ?? '#ERROR')
     case 'd': {
