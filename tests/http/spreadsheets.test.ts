@@ -9,7 +9,7 @@ import { call, startApp, type TestApp } from '../helpers/app'
 import { allBlocks, settled, uploadAndComplete, type Bytes } from '../helpers/samples'
 import { evaluationEnded, publishedSet } from '../helpers/underwriting-pack'
 import { unzipSync, zipSync } from 'fflate'
-import { hugeXls, lossRunPackage, LOSS_RUN_ROWS, recall, rentRollBook, scheduleBook, SCHEDULE_WORDS, writeBook, type PackageLayout } from '../helpers/spreadsheets'
+import { hugeXls, lossRunPackage, scheduleOdsWithHiddenSheet, LOSS_RUN_ROWS, recall, rentRollBook, scheduleBook, SCHEDULE_WORDS, writeBook, type PackageLayout } from '../helpers/spreadsheets'
 import { documentText, evaluateCase } from '../helpers/fact-check'
 
 setDefaultTimeout(120_000)
@@ -147,7 +147,7 @@ describe('every spreadsheet format: XLS, ODS, XLSM and XLSX as other writers lay
 
   const schedules: [string, string, Bytes, boolean][] = [
     ['schedule.xls', XLS, writeBook(scheduleBook(), 'biff8'), true],
-    ['schedule.ods', ODS, writeBook(scheduleBook(), 'ods'), false],
+    ['schedule.ods', ODS, scheduleOdsWithHiddenSheet(), true],
     ['schedule.xlsm', XLSM, writeBook(scheduleBook(), 'xlsm'), true],
   ]
   for (const [filename, contentType, bytes, marksHidden] of schedules) {
