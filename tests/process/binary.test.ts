@@ -12,7 +12,7 @@ import { PROPOSAL_RTF, surveyOdt, wordFixture } from '../helpers/word-processing
 import iconv from 'iconv-lite'
 import { imageOnlyPdf, scanned, textPage } from '../helpers/scans'
 
-setDefaultTimeout(60_000) // file-scoped in Bun 1.4: the preload only reaches the first file
+setDefaultTimeout(400_000) // file-scoped in Bun 1.4: the preload only reaches the first file
 
 const dir = mkdtempSync(join(tmpdir(), 'svc-binary-'))
 let svc: ServiceProcess | undefined
