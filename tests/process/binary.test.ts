@@ -7,13 +7,16 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { spawnService, type ServiceProcess } from '../helpers/service-process'
 import { docxSample, pdfSample } from '../helpers/samples'
+import { scheduleBook, writeBook } from '../helpers/spreadsheets'
+import { PROPOSAL_RTF, surveyOdt, wordFixture } from '../helpers/word-processing'
+import iconv from 'iconv-lite'
 import { imageOnlyPdf, scanned, textPage } from '../helpers/scans'
 import { CJK_TEXT, cjkPdf } from '../helpers/pdf-fixtures'
 import { faxTiff } from '../helpers/tiff'
 import { heicOf, heifEncoder } from '../helpers/heic'
 import { zipOf } from '../helpers/hostile-files'
 
-setDefaultTimeout(60_000) // file-scoped in Bun 1.4: the preload only reaches the first file
+setDefaultTimeout(400_000) // file-scoped in Bun 1.4: the preload only reaches the first file
 
 const dir = mkdtempSync(join(tmpdir(), 'svc-binary-'))
 let svc: ServiceProcess | undefined
@@ -56,6 +59,12 @@ test('the compiled binary parses documents, OCR included, in its own parser proc
     // pdf.js's predefined CMaps travel inside the binary (a non-embedded Chinese font, GBK-EUC-H).
     { filename: 'cn.pdf', content_type: 'application/pdf', bytes: await cjkPdf('GBK-EUC-H'), text: 'Cover page', last: `Invoice 2024\n${CJK_TEXT}` },
     { filename: 'a.docx', content_type: 'application/vnd.openxmlformats-officedocument.wordprocessingml.document', bytes: await docxSample(), text: 'Applicant Summary' },
+    // SheetJS, word-extractor, the RTF tokenizer, the ODT reader and the encodings travel inside the binary too.
+    { filename: 'a.xls', content_type: 'application/vnd.ms-excel', bytes: writeBook(scheduleBook(), 'biff8'), text: 'Schedule' },
+    { filename: 'a.doc', content_type: 'application/msword', bytes: await wordFixture('test04.doc'), text: 'This is a fairly simple word document, over two pages, with headers and footers.' },
+    { filename: 'a.rtf', content_type: 'application/rtf', bytes: new TextEncoder().encode(PROPOSAL_RTF), text: 'Proposal form' },
+    { filename: 'a.odt', content_type: 'application/vnd.oasis.opendocument.text', bytes: surveyOdt(), text: 'Survey report' },
+    { filename: 'a.txt', content_type: 'text/plain', bytes: new Uint8Array(iconv.encode('火災保険 申込書 保険契約者 東京港 株式会社 の 本社ビル です。', 'shift_jis')), text: '火災保険 申込書 保険契約者 東京港 株式会社 の 本社ビル です。' },
     // OCR: the engine and the English model travel inside the binary.
     { filename: 'a.png', content_type: 'image/png', bytes: new Uint8Array(textPage(['Compiled OCR reads this line']).toBuffer('image/png')), text: 'Compiled OCR reads this line' },
     { filename: 'scan.pdf', content_type: 'application/pdf', bytes: await imageOnlyPdf([scanned(textPage(['A scanned page inside the binary']))]), text: 'A scanned page inside the binary' },

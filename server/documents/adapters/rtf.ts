@@ -58,7 +58,9 @@ export const readRtf: Adapter = async (bytes) => {
 
   const flushBytes = () => {
     if (pendingBytes.length === 0) return
-    text += iconv.decode(Buffer.from(pendingBytes), codepage)
+    // ASCII reads the same in every code page: only 8-bit runs go through iconv-lite.
+    const run = Buffer.from(pendingBytes)
+    text += pendingBytes.every((b) => b < 0x80) ? run.toString('latin1') : iconv.decode(run, codepage)
     pendingBytes = []
   }
   const endParagraph = () => {

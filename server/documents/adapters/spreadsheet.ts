@@ -13,7 +13,7 @@ import * as XLSX from '@e965/xlsx'
 import * as cptable from '@e965/xlsx/dist/cpexcel.full.mjs'
 import Big from 'big.js'
 import { boundXlsStream } from './xls-bounds'
-import { boundXlsxSheets } from './xlsx-bounds'
+import { boundXlsxSheets, odsHiddenSheets } from './xlsx-bounds'
 import { DEFAULT_READ_LIMITS, UnreadableDocument, type Adapter, type ExtractedPage, type Segment } from './types'
 import { columnNames } from './columns'
 
@@ -45,6 +45,16 @@ function decimal(v: number): string {
   return /e/i.test(s) ? new Big(v).toFixed() : s
 }
 
+/** Whether a number format is a date or time format (SheetJS parses the format each time: remembered). */
+const dateFormats = new Map<string, boolean>()
+function isDateFormat(format: string): boolean {
+  const known = dateFormats.get(format)
+  if (known !== undefined) return known
+  const is = XLSX.SSF.is_date(format)
+  if (dateFormats.size < 10_000) dateFormats.set(format, is)
+  return is
+}
+
 /** A cell as text: its cached value, exact decimals, ISO dates for date-formatted numbers. */
 export function cellText(cell: XLSX.CellObject | undefined, date1904: boolean): string {
   if (!cell) return ''
@@ -52,7 +62,7 @@ export function cellText(cell: XLSX.CellObject | undefined, date1904: boolean): 
   switch (cell.t) {
     case 'n':
       if (typeof v !== 'number' || !Number.isFinite(v)) return ''
-      return cell.z !== undefined && XLSX.SSF.is_date(cell.z) ? serialText(v, date1904) : decimal(v)
+      return cell.z !== undefined && isDateFormat(String(cell.z)) ? serialText(v, date1904) : decimal(v)
     case 'b': return v ? 'true' : 'false'
     case 'e': return typeof v === 'number' ? (ERRORS[v] ?? cell.w ?? '#ERROR') : String(cell.w ?? v ?? '#ERROR')
     case 'd': {
@@ -115,6 +125,7 @@ export const readSpreadsheet: Adapter = async (bytes, options = DEFAULT_READ_LIM
   const sheetRows = Number.isFinite(rowLimit) ? rowLimit + 1 : 0
   let cellBound = false
   let cut = false
+  let odsHidden = new Set<string>()
   try {
     if (container === 'ole') {
       ({ book, cellBound, cut } = readXls(buffer, sheetRows))
@@ -123,6 +134,8 @@ export const readSpreadsheet: Adapter = async (bytes, options = DEFAULT_READ_LIM
       const bounded = boundXlsxSheets(bytes, options.maxInflatedBytes, sheetRows > 0 ? sheetRows : Number.POSITIVE_INFINITY, MAX_SHEET_CELLS)
       cellBound = bounded.cellBound
       cut = bounded.cut
+      const content = bounded.parts?.['content.xml']
+      if (content) odsHidden = odsHiddenSheets(new TextDecoder().decode(content))
       const input = bounded.bytes === bytes ? buffer : Buffer.from(bounded.bytes.buffer, bounded.bytes.byteOffset, bounded.bytes.byteLength)
       book = XLSX.read(input, { ...READ_OPTIONS, ...(sheetRows > 0 ? { sheetRows } : {}) })
     }
@@ -144,7 +157,7 @@ export const readSpreadsheet: Adapter = async (bytes, options = DEFAULT_READ_LIM
     if (full) { pages.push({ page, segments: [], outcome: 'unreadable', reason: `not read: the block limit ${rowLimit} was reached (SVC_PARSE_MAX_BLOCKS)` }); return }
     const sheet = book.Sheets[sheetName]
     const name = sheetName || `Sheet ${page}`
-    const hidden = (book.Workbook?.Sheets?.[index]?.Hidden ?? 0) > 0
+    const hidden = (book.Workbook?.Sheets?.[index]?.Hidden ?? 0) > 0 || odsHidden.has(sheetName)
     const segments: Segment[] = []
     let columns: string[] | undefined
     const data = (sheet?.['!data'] ?? []) as (XLSX.CellObject | undefined)[][]

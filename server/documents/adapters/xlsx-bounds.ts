@@ -17,8 +17,8 @@ const LARGE_PART_BYTES = 2 * 1_048_576
 const ROW_OR_CELL = /<\/(?:[\w.-]+:)?row\s*>|<(?:[\w.-]+:)?c[\s/>]/g
 const CELL = /<(?:[\w.-]+:)?c[\s/>]/
 
-/** The bounded package, and whether a sheet was cut by the cell bound (not the row limit). */
-export interface BoundedPackage { bytes: Uint8Array; cut: boolean; cellBound: boolean }
+/** The bounded package, whether a sheet was cut (by the cell bound, not the row limit), and the inflated parts SheetJS reads. */
+export interface BoundedPackage { bytes: Uint8Array; cut: boolean; cellBound: boolean; parts?: Record<string, Uint8Array> }
 
 /** Cuts one worksheet's XML after `maxRows` rows, or after the row in which it passes `maxCells` cells. */
 export function cutSheetXml(xml: string, maxRows: number, maxCells: number): { xml: string; cut: boolean; cellBound: boolean } {
@@ -112,5 +112,29 @@ export function boundXlsxSheets(bytes: Uint8Array, maxInflatedBytes: number, max
     cut = true
     cellBound ||= bounded.cellBound
   }
-  return cut ? { bytes: zipSync(parts, { level: 0 }), cut, cellBound } : { bytes, cut, cellBound }
+  return cut ? { bytes: zipSync(parts, { level: 0 }), cut, cellBound, parts } : { bytes, cut, cellBound, parts }
+}
+
+/**
+ * The names of an ODS's hidden sheets (SheetJS does not report them): tables whose automatic
+ * style has `table:display="false"`. Read from the start tags of content.xml alone.
+ */
+export function odsHiddenSheets(contentXml: string): Set<string> {
+  const attr = (tag: string, name: string) => new RegExp(`\\s${name}="([^"]*)"`).exec(tag)?.[1]
+  const hiddenStyles = new Set<string>()
+  for (const m of contentXml.matchAll(/<style:style\s[^>]*>[\s\S]*?<\/style:style>/g)) {
+    if (attr(m[0], 'style:family') === 'table' && /<style:table-properties\s[^>]*table:display="false"/.test(m[0])) {
+      const name = attr(m[0], 'style:name')
+      if (name) hiddenStyles.add(name)
+    }
+    if (m.index > 0 && contentXml.lastIndexOf('<office:body', m.index) !== -1) break // styles precede the body
+  }
+  const hidden = new Set<string>()
+  if (hiddenStyles.size === 0) return hidden
+  for (const m of contentXml.matchAll(/<table:table\s[^>]*>/g)) {
+    const style = attr(m[0], 'table:style-name')
+    const name = attr(m[0], 'table:name')
+    if (style && name !== undefined && hiddenStyles.has(style)) hidden.add(name)
+  }
+  return hidden
 }
