@@ -22,7 +22,7 @@ export interface TiffFrame {
   png(): Uint8Array
 }
 
-/** The frames of a TIFF, and how many more directories the walk did not go through. */
+/** The frames of a TIFF, and whether the walk stopped at its frame bound with directories left. */
 export interface TiffDirectories { frames: TiffFrame[]; truncated: boolean }
 
 /** A TIFF that cannot be walked: the reason is short and content-free. */
