@@ -97,13 +97,14 @@ export async function writeFindingsReport(input: ReportInput): Promise<{ bytes: 
   }
   w.space(10)
 
-  w.text(`Summary (${input.questions.length} questions)`, { size: 14, bold: true, gap: 4 })
   w.table(
     [{ title: 'Question', width: 118 }, { title: 'Answer', width: 150 }, { title: 'Verdict', width: 52 }, { title: 'Conf.', width: 32 }, { title: 'Document, page', width: 143.28 }],
     input.questions.map((q) => ({
       cells: [q.key, q.status === 'answered' ? shown(q) : 'not found', verdictOf(q), q.confidence.toFixed(2), q.evidence[0] ? `${q.evidence[0].filename}, p. ${q.evidence[0].page}` : '-'],
       ...(q.accepted === false || (q.note && q.confidence < 0.5) ? { color: RED } : {}),
     })),
+    8,
+    [`Summary (${input.questions.length} questions)`, { size: 14, bold: true, gap: 4 }],
   )
 
   const unread = input.documents.filter((d) => !d.complete).length

@@ -103,9 +103,14 @@ export class Writer {
     for (const [t, o] of runs) this.text(t, o)
   }
 
-  /** Draws a table: a header row (repeated on each new page) and one line per row, cells cut to fit. */
-  table(columns: readonly Column[], rows: readonly { cells: string[]; color?: [number, number, number] }[], size = 8) {
+  /** Draws a table (after its title): on one page when it fits one, else a header row repeated on each new page; cells cut to fit. */
+  table(columns: readonly Column[], rows: readonly { cells: string[]; color?: [number, number, number] }[], size = 8, title?: [string, TextOptions]) {
     const rowH = size * 1.6
+    // A table that fits on one page starts on a new one rather than split (its title goes with it).
+    const titleH = title ? this.height(...title) : 0
+    const h = titleH + (rows.length + 1) * rowH
+    if (this.y - h < BOTTOM && h <= PAGE[1] - MARGIN - BOTTOM) this.newPage()
+    if (title) this.text(...title)
     const header = () => {
       if (this.y - 2 * rowH < BOTTOM) this.newPage()
       this.page.drawRectangle({ x: MARGIN, y: this.y - rowH, width: WIDTH, height: rowH, color: rgb(0.9, 0.9, 0.92) })
