@@ -6,7 +6,8 @@
  *   50-150 ms for TERMINATE_MS (25 s here to keep CI's suite under its 10 minutes; the issue's
  *   reproduction crashed the process within 1.3-17.9 s in 4 of 5 runs);
  * - `ALTER DATABASE ... ALLOW_CONNECTIONS false` with its connections terminated (SQLSTATE 55000);
- * - the database renamed away and back (3D000).
+ * - the database renamed away and back (3D000);
+ * - the database read-only, as after a failover (25006 on writes).
  * Throughout: the process lives, logs no unhandled rejection, every answer is 2xx or 503
  * `unavailable` with Retry-After (never a 500, never a hang), and afterwards every accepted case,
  * document and evaluation is there and ends.
@@ -188,6 +189,33 @@ describe('PostgreSQL backends terminated, connections refused, the database rena
     expect(seen.unavailable).toBeGreaterThan(0)
     expect((await fetch(`${svc.url}/readyz`)).status).toBe(200)
     console.log(JSON.stringify({ renamed_away: seen }))
+  })
+
+  test('read-only after a failover (default_transaction_read_only): writes 503 (25006), reads served', async () => {
+    await admin.unsafe(`alter database ${DB} set default_transaction_read_only = on`)
+    await terminate() // the new sessions are read-only, as on a promoted-away primary's standby
+    try {
+      const from = answers.length
+      const until = Date.now() + 2_000
+      let writes503 = 0
+      let reads200 = 0
+      while (Date.now() < until) {
+        const w = await call('POST', '/v1/scenarios', { name: 'read-only' })
+        if (w.status === 503) writes503++
+        if ((await call('GET', '/v1/scenarios?limit=5')).status === 200) reads200++
+      }
+      expectAlive()
+      expectAnswers(from)
+      expect(writes503).toBeGreaterThan(0)
+      expect(reads200).toBeGreaterThan(0)
+    } finally {
+      await admin.unsafe(`alter database ${DB} reset default_transaction_read_only`)
+      await terminate()
+    }
+    await Bun.sleep(500)
+    const w = await call('POST', '/v1/scenarios', { name: 'writable again' })
+    expect(w.status).toBe(201)
+    accepted.cases.push(w.json.id)
   })
 
   test('afterwards: every accepted case, document and evaluation is there and ends; no unhandled rejection was logged', async () => {
