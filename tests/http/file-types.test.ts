@@ -43,7 +43,7 @@ describe('file-type registry', () => {
       const r = await call(app.url, 'POST', `/v1/scenarios/${c}/documents`, { token: key, body: { filename: `f.${f.extensions[0]}`, content_type: f.content_type, size_bytes: 10 } })
       expect(r.status).toBe(201)
     }
-    const r = await call(app.url, 'POST', `/v1/scenarios/${c}/documents`, { token: key, body: { filename: 'f.zip', content_type: 'application/zip', size_bytes: 10 } })
+    const r = await call(app.url, 'POST', `/v1/scenarios/${c}/documents`, { token: key, body: { filename: 'f.7z', content_type: 'application/x-7z-compressed', size_bytes: 10 } })
     expect(problemOf(r).status).toBe(415)
   })
 

@@ -135,7 +135,12 @@ describe('adapters', () => {
 describe('registry and sniffing', () => {
   test('every adapter name is wired, and the types with an adapter are present', () => {
     const withAdapter = FILE_TYPES.filter((f) => f.adapter).map((f) => f.contentType).sort()
-    expect(withAdapter).toEqual(['application/pdf', 'application/vnd.ms-outlook', 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet', 'application/vnd.openxmlformats-officedocument.wordprocessingml.document', 'application/zip', 'image/heic', 'image/jpeg', 'image/png', 'image/tiff', 'image/webp', 'message/rfc822', 'text/csv', 'text/html', 'text/markdown', 'text/plain'])
+    expect(withAdapter).toEqual([
+      'application/msword', 'application/pdf', 'application/rtf', 'application/vnd.ms-excel', 'application/vnd.ms-excel.sheet.macroenabled.12', 'application/vnd.ms-outlook',
+      'application/vnd.oasis.opendocument.spreadsheet', 'application/vnd.oasis.opendocument.text',
+      'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet', 'application/vnd.openxmlformats-officedocument.wordprocessingml.document',
+      'application/zip', 'image/heic', 'image/jpeg', 'image/png', 'image/tiff', 'image/webp', 'message/rfc822', 'text/csv', 'text/html', 'text/markdown', 'text/plain', 'text/rtf',
+    ])
     for (const f of FILE_TYPES) if (f.adapter) expect(typeof ADAPTERS[f.adapter]).toBe('function')
     expect(findFileType('Text/Plain; charset=utf-8')?.contentType).toBe('text/plain')
     expect(essenceOf(' IMAGE/PNG ')).toBe('image/png')

@@ -1,6 +1,8 @@
-import { describe, expect, test } from 'bun:test'
+import { describe, expect, test, setDefaultTimeout } from 'bun:test'
 import { formatAmount } from '../../server/evaluation/amounts'
 import { classifyDocument } from '../../server/evaluation/document-types'
+
+setDefaultTimeout(60_000) // file-scoped in Bun 1.4: the preload only reaches the first file
 
 describe('amounts for the workspace', () => {
   test('money (two decimals) with the currency; other numbers grouped only; exact, never a float', () => {

@@ -1,6 +1,8 @@
-import { describe, expect, test } from 'bun:test'
+import { describe, expect, test, setDefaultTimeout } from 'bun:test'
 import { runChecks } from '../../server/evaluation/checks'
 import type { CaseBlock } from '../../server/evaluation/facts'
+
+setDefaultTimeout(60_000) // file-scoped in Bun 1.4: the preload only reaches the first file
 
 const doc = (kind: string, texts: string[]): CaseBlock[] => texts.map((text, i) => ({ id: `b${i}`, documentId: 'd', filename: 'scan.pdf', contentType: 'application/pdf', order: i, page: 1 + Math.floor(i / 3), kind, text }))
 

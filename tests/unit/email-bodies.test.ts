@@ -4,11 +4,13 @@
  * with no headers at all, a multipart body without its boundary. The MSG reader takes the HTML
  * body from its binary property and decodes legacy code pages.
  */
-import { describe, expect, test } from 'bun:test'
+import { describe, expect, test, setDefaultTimeout } from 'bun:test'
 import iconv from 'iconv-lite'
 import { readEmail } from '../../server/documents/adapters/email'
 import { readMsg } from '../../server/documents/adapters/msg'
 import { outlookMessage } from '../helpers/msg'
+
+setDefaultTimeout(60_000) // file-scoped in Bun 1.4: the preload only reaches the first file
 
 const texts = async (p: Promise<{ pages: { segments: { text: string }[] }[] }>) => (await p).pages[0]!.segments.map((s) => s.text)
 const eml = (s: string) => new TextEncoder().encode(s)

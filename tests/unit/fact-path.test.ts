@@ -1,8 +1,10 @@
-import { describe, expect, test } from 'bun:test'
+import { describe, expect, test, setDefaultTimeout } from 'bun:test'
 import { factPathProblem, parseFactPath } from '../../server/evaluation/fact-path'
 import { buildCaseContext, builtinEngine, type Question } from '../../server/evaluation/engine'
 import type { CaseBlock } from '../../server/evaluation/facts'
 import { synonymTable } from '../../server/evaluation/synonyms'
+
+setDefaultTimeout(60_000) // file-scoped in Bun 1.4: the preload only reaches the first file
 
 describe('the fact language', () => {
   test('names, dotted paths, alternatives and row selectors parse', () => {

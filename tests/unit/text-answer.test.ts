@@ -1,6 +1,8 @@
-import { describe, expect, test } from 'bun:test'
+import { describe, expect, test, setDefaultTimeout } from 'bun:test'
 import { buildCaseContext, builtinEngine, type Question } from '../../server/evaluation/engine'
 import type { CaseBlock } from '../../server/evaluation/facts'
+
+setDefaultTimeout(60_000) // file-scoped in Bun 1.4: the preload only reaches the first file
 
 // The commercial-loan file: a heading, a form of "Label: value" lines, prose and a statement.
 const texts = [

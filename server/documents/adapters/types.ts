@@ -145,8 +145,12 @@ export function decodeUtf8(bytes: Uint8Array): { text: string; lossy: boolean } 
   }
 }
 
-/** Refuses text that holds nothing readable (everything replaced or control characters). */
+/**
+ * Refuses text that holds nothing readable: everything replaced, control characters, or Unicode
+ * noncharacters (U+FFFE, U+FFFF, U+FDD0-U+FDEF: what bytes decode to that are not text in the
+ * encoding chosen, e.g. FF FF after a UTF-16 byte-order mark).
+ */
 export function requireReadable(text: string, what: string): void {
-  const readable = text.replace(/[\ufffd\s\u0000-\u001f\u007f]/g, '')
+  const readable = text.replace(/[\ufffd\ufffe\uffff\ufdd0-\ufdef\s\u0000-\u001f\u007f]/g, '')
   if (readable.length === 0 && text.length > 0) throw new UnreadableDocument(`the ${what} holds no readable text`)
 }
