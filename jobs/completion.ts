@@ -1,7 +1,8 @@
 /**
  * Batched completion of jobs. Jobs of kinds whose handler writes nothing transactional
  * (`finishBatched`) that end in the same tick of this process are finished together with ONE
- * statement: `delete ... where locked_by = <this worker> and id = any(...)`, so a job is finished
+ * statement: `delete ... where locked_by = <this worker> and id = any(...)` (one at a time: jobs that
+ * end while it runs form the next batch), so a job is finished
  * only while this worker still holds it (a job whose lease another worker took over is reported
  * lost, never finished twice). One statement and one commit flush for the batch instead of a
  * transaction per job; a crash before the flush leaves the jobs claimed, to run again after the lease.
@@ -12,6 +13,8 @@ import type { Sql } from '../server/db/connect'
 export class CompletionBatch {
   private pending = new Map<string, { resolve: (owned: boolean) => void; reject: (e: unknown) => void }[]>()
   private scheduled = false
+  /** The statement under way, if any: the next batch waits for it (one statement at a time, bigger batches). */
+  private running: Promise<void> = Promise.resolve()
 
   constructor(private readonly sql: Sql, private readonly workerId: string) {}
 
@@ -26,7 +29,7 @@ export class CompletionBatch {
       else this.pending.set(jobId, [{ resolve, reject }])
       if (!this.scheduled) {
         this.scheduled = true
-        setImmediate(() => void this.flush())
+        void this.running.then(() => new Promise<void>((r) => setImmediate(r))).then(() => { this.running = this.flush() })
       }
     })
   }

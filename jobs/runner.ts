@@ -159,6 +159,8 @@ class Engine {
 
   /** Jobs in their working phase: a prepare step, or a handler of a kind without one. */
   working = 0
+  /** Jobs of `finishBatched` kinds waiting for their batch's finish (in `inflight` too). */
+  batchedFinishing = 0
 
   /**
    * Runs `fn` in the trace context of the request that enqueued the job (when it has one): its log
@@ -212,9 +214,15 @@ class Engine {
       }
       if (kind.finishBatched && kind.repeatEveryMs === undefined) {
         await kind.handler(sql, job, this.deps)
-        // The work is done: the slot starts the next job while this one's finish joins the tick's batch.
+        // The work is done: the slot starts the next job while this one's finish joins the tick's
+        // batch (a batched finish holds no connection, so it does not count against the finishing bound).
         workDone()
-        return ended(await this.completions.finish(job.id) ? 'succeeded' : 'lost')
+        this.batchedFinishing++
+        try {
+          return ended(await this.completions.finish(job.id) ? 'succeeded' : 'lost')
+        } finally {
+          this.batchedFinishing--
+        }
       }
       if (kind.finishInOneStatement && kind.repeatEveryMs === undefined) {
         const done = sql`delete from jobs where id = ${job.id} and locked_by = ${this.workerId} returning id`
@@ -360,7 +368,7 @@ export function startRunner(deps: AppDeps, kinds: Record<string, JobKind>, opts:
 
   // Starts queued jobs while working slots are free (and at most `concurrency` more jobs are still
   // finishing); a job leaving its working phase starts the next one at once.
-  const hasSlot = () => engine.working < concurrency && engine.inflight.size < 2 * concurrency
+  const hasSlot = () => engine.working < concurrency && engine.inflight.size - engine.batchedFinishing < 2 * concurrency
   const fill = () => {
     while (!stopping && hasSlot() && engine.queued.length > 0) {
       const next = () => { fill(); wake() }

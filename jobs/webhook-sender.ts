@@ -3,6 +3,11 @@
  * IP while SNI, certificate verification and the Host header use the URL's host. Redirects are
  * never followed (a 3xx is just a status). Connect timeout 5 s, total 10 s; the response body is
  * read up to 16 KiB and discarded; only the status is acted on.
+ *
+ * Connections are kept alive and reused per receiver, keyed by the address the SSRF guard checked
+ * for this send (with port, TLS name and CA list): a reused socket always goes to an address the
+ * guard passed, and a name that resolves elsewhere next time gets a pool of its own. One TLS
+ * handshake per receiver connection instead of one per delivery.
  */
 import https from 'node:https'
 import tls from 'node:tls'
@@ -46,6 +51,36 @@ function secureContextFor(ca: string[]): tls.SecureContext {
   return context
 }
 
+/** Keep-alive pools, one per pinned receiver (see the file comment); the oldest dropped past the bound. */
+const agents = new Map<string, https.Agent>()
+const MAX_AGENTS = 256
+
+/** The keep-alive pool of one pinned receiver: checked address, port, TLS name and CA list. */
+function agentFor(target: CheckedAddress, port: number, servername: string | undefined, ca: string[] | undefined): https.Agent {
+  const key = `${target.address}|${port}|${servername ?? ''}|${ca ? caIdOf(ca) : 0}`
+  let agent = agents.get(key)
+  if (agent) {
+    agents.delete(key) // re-inserted below: the map's order is least recently used first
+  } else {
+    agent = new https.Agent({ keepAlive: true, keepAliveMsecs: 15_000, maxFreeSockets: 16, scheduling: 'lifo' })
+    if (agents.size >= MAX_AGENTS) {
+      const [oldest, old] = agents.entries().next().value as [string, https.Agent]
+      agents.delete(oldest)
+      old.destroy()
+    }
+  }
+  agents.set(key, agent)
+  return agent
+}
+const caIds = new WeakMap<string[], number>()
+let caCount = 0
+/** A number per CA list (lists are made once per configuration, so identity is enough). */
+function caIdOf(ca: string[]): number {
+  let id = caIds.get(ca)
+  if (id === undefined) caIds.set(ca, (id = ++caCount))
+  return id
+}
+
 const TLS_CODES = /^(ERR_TLS_|ERR_SSL_|CERT_|UNABLE_TO_|DEPTH_ZERO_|SELF_SIGNED_|HOSTNAME_MISMATCH|ERR_OSSL)/
 
 function classify(err: unknown): SendError {
@@ -74,16 +109,18 @@ export function postWebhook(url: URL, target: CheckedAddress, body: string, head
       resolve({ ...r, durationMs: elapsed() })
     }
     const payload = Buffer.from(body, 'utf8')
+    const port = url.port ? Number(url.port) : 443
+    const servername = ipaddr.isValid(host) ? undefined : host
     const req = https.request({
       host: target.address,
       family: target.family,
-      port: url.port ? Number(url.port) : 443,
+      port,
       method: 'POST',
       path: `${url.pathname}${url.search}`,
       // SNI and certificate identity use the URL's host; an IP-literal host has no SNI.
-      servername: ipaddr.isValid(host) ? undefined : host,
+      servername,
       ...(opts.extraCa ? { secureContext: secureContextFor(opts.extraCa) } : {}),
-      agent: false,
+      agent: agentFor(target, port, servername, opts.extraCa),
       headers: {
         host: url.host,
         'content-type': 'application/json',
@@ -103,7 +140,9 @@ export function postWebhook(url: URL, target: CheckedAddress, body: string, head
       req.destroy()
     }, connectMs)
     req.on('socket', (socket) => {
-      socket.once('secureConnect', () => clearTimeout(connectTimer))
+      // A kept-alive socket is connected already: only the total timeout applies.
+      if (req.reusedSocket) clearTimeout(connectTimer)
+      else socket.once('secureConnect', () => clearTimeout(connectTimer))
     })
     req.on('error', (err) => finish({ error: classify(err) }))
     req.on('response', (res) => {

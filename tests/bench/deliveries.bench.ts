@@ -42,14 +42,22 @@ async function bareLoop(bodies: string[]): Promise<number> {
   const queue = [...bodies]
   const url = new URL(receiver.url('/bare'))
   const started = performance.now()
+  const cpu0 = process.cpuUsage()
   await Promise.all(Array.from({ length: concurrency }, async () => {
     for (let body = queue.pop(); body !== undefined; body = queue.pop()) {
       const r = await postWebhook(url, { address: receiver.host, family: 4 }, body, { 'svc-signature': signatureHeader(secret, body), 'svc-delivery-id': 'bare', 'svc-event-type': 'task.completed' }, { extraCa: ca })
       if (r.status !== 204) throw new Error(`bare POST failed: ${JSON.stringify(r)}`)
     }
   }))
+  const cpu = process.cpuUsage(cpu0)
+  cpuPerBare.push((cpu.user + cpu.system) / bodies.length)
   return bodies.length / ((performance.now() - started) / 1000)
 }
+
+/** Worker CPU (this process: the runner, its database client and the HTTPS client) per delivery, us. */
+const cpuPerDelivery: number[] = []
+/** The bare loop's CPU per POST, us (signing and the HTTPS client alone). */
+const cpuPerBare: number[] = []
 
 /** The service path: `n` finished tasks with one subscription each, delivered by the job runner. */
 async function servicePath(n: number): Promise<number> {
@@ -61,6 +69,7 @@ async function servicePath(n: number): Promise<number> {
     }
   })
   const started = performance.now()
+  const cpu0 = process.cpuUsage()
   const runner = startRunner(app.deps, JOB_KINDS, { concurrency, log: () => {} })
   for (;;) {
     const [row] = await app.sql`select count(*)::int as n from notification_deliveries where status = 'pending'`
@@ -68,6 +77,8 @@ async function servicePath(n: number): Promise<number> {
     await Bun.sleep(20)
   }
   const elapsed = (performance.now() - started) / 1000
+  const cpu = process.cpuUsage(cpu0)
+  cpuPerDelivery.push((cpu.user + cpu.system) / n)
   await runner.stop()
   const [failed] = await app.sql`select count(*)::int as n from notification_deliveries where status <> 'delivered'`
   if (failed!.n !== 0) throw new Error(`${failed!.n} deliveries not delivered`)
@@ -94,6 +105,7 @@ for (let round = 1; round <= rounds; round++) {
   console.log(`round ${round}: bare sign+POST loop ${bare.toFixed(0)}/s, service (outbox+runner) ${service.toFixed(0)}/s, ratio ${(service / bare).toFixed(2)}`)
 }
 console.log(`ratio ${median(ratios).toFixed(2)} median of [${ratios.map((r) => r.toFixed(2)).join(' ')}] (target >= 0.5)`)
+console.log(`worker CPU per delivery ${median(cpuPerDelivery.slice(1)).toFixed(0)} us (bare sign+POST ${median(cpuPerBare.slice(1)).toFixed(0)} us), medians over the measured rounds`)
 
 await app.stop()
 sink.kill()
