@@ -3,11 +3,13 @@
  * (server/documents/adapters/pdf-data-files.ts) names every predefined CMap and standard font of the
  * installed pdfjs-dist, and the adapter's factory reads them from there (never from the network).
  */
-import { expect, test } from 'bun:test'
+import { expect, setDefaultTimeout, test } from 'bun:test'
 import { readFileSync } from 'node:fs'
 import { pdfDataFiles, pdfDataModule } from '../../scripts/pdf-data'
 import { PDF_DATA_FILES } from '../../server/documents/adapters/pdf-data-files'
 import { packagedDataOptions } from '../../server/documents/adapters/pdf-data'
+
+setDefaultTimeout(60_000) // file-scoped in Bun 1.4: the preload only reaches the first file
 
 test('the packaged list is current with the installed pdfjs-dist (bun scripts/pdf-data.ts rewrites it)', () => {
   expect(readFileSync('server/documents/adapters/pdf-data-files.ts', 'utf8')).toBe(pdfDataModule())
