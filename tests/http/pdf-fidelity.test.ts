@@ -10,13 +10,14 @@ import { allBlocks, settled, uploadAndComplete } from '../helpers/samples'
 import { CJK_TEXT, cjkPdf, encryptedPdf, filledFormPdf, textOverImagePdf, unmappedGlyphsPdf } from '../helpers/pdf-fixtures'
 import { evaluationEnded, publishedSet } from '../helpers/underwriting-pack'
 
-setDefaultTimeout(120_000)
+setDefaultTimeout(300_000)
 
 let app: TestApp
 let key: string
 let scenarioId: string
 beforeAll(async () => {
-  app = await startApp()
+  // OCR reads two pages here; generous limits, so a busy machine slows the test instead of failing it.
+  app = await startApp({ env: { SVC_OCR_PAGE_TIMEOUT_MS: '120000', SVC_PARSE_TIMEOUT_MS: '300000' } })
   const t = await app.tenant()
   key = await app.apiKey(t.id, ['scenarios:read', 'scenarios:write', 'question_sets:read', 'question_sets:write', 'notifications:write'])
   scenarioId = (await call(app.url, 'POST', '/v1/scenarios', { token: key, body: { name: 'PDF fidelity' } })).body.id
@@ -92,13 +93,13 @@ describe('fonts without an embedded Unicode mapping', () => {
 describe('a text layer over an image', () => {
   test('OCR finds nothing on the image: the text layer is kept and the page is text_layer, never blank', async () => {
     const { doc } = await uploadAndComplete(app, key, scenarioId, { filename: 'stamped.pdf', contentType: 'application/pdf', bytes: await textOverImagePdf('blank') })
-    expect(await settled(app, key, scenarioId, doc.id, 90_000)).toMatchObject({ status: 'ready', pages: { total: 1, text_layer: 1, ocr: 0, blank: 0, unreadable: 0 } })
+    expect(await settled(app, key, scenarioId, doc.id, 280_000)).toMatchObject({ status: 'ready', pages: { total: 1, text_layer: 1, ocr: 0, blank: 0, unreadable: 0 } })
     expect((await allBlocks(app, key, scenarioId, doc.id)).map((b) => [b.source, b.text])).toEqual([['text', 'Test']])
   })
 
   test('OCR reads words on the image: they are added after the text layer, which stays', async () => {
     const { doc } = await uploadAndComplete(app, key, scenarioId, { filename: 'scan-with-stamp.pdf', contentType: 'application/pdf', bytes: await textOverImagePdf('printed') })
-    expect(await settled(app, key, scenarioId, doc.id, 90_000)).toMatchObject({ status: 'ready', pages: { total: 1, ocr: 1, blank: 0, unreadable: 0 } })
+    expect(await settled(app, key, scenarioId, doc.id, 280_000)).toMatchObject({ status: 'ready', pages: { total: 1, ocr: 1, blank: 0, unreadable: 0 } })
     const blocks = await allBlocks(app, key, scenarioId, doc.id)
     expect(blocks[0]).toMatchObject({ source: 'text', text: 'Test' })
     const ocr = blocks.slice(1).map((b) => b.text).join('\n')

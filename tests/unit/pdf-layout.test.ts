@@ -5,6 +5,7 @@
  * -layout` when poppler-utils is installed).
  */
 import { describe, expect, setDefaultTimeout, test } from 'bun:test'
+import { PDFDocument, StandardFonts } from 'pdf-lib'
 import { ADAPTERS } from '../../server/documents/adapters'
 import type { Extraction } from '../../server/documents/adapters/types'
 import { columnLines, overprintedPdf, tableCorpus, twoColumnPdf, unruledTablePdf, UNRULED_ROWS } from '../helpers/pdf-fixtures'
@@ -44,6 +45,18 @@ describe('PDF text assembly', () => {
       'Base | 56.4 | 300218',
       'Surcharge | 12.5 | 410377',
     ])
+  })
+
+  test('label/value pairs side by side: one pair a line, so no value runs into the next label; a lone pair keeps its tab', async () => {
+    const pdf = await PDFDocument.create()
+    const font = await pdf.embedFont(StandardFonts.Helvetica)
+    const page = pdf.addPage([612, 792])
+    const draw = (text: string, x: number, y: number) => page.drawText(text, { x, y, size: 10, font })
+    draw('Insured: Harbour Bakery Ltd', 50, 700); draw('Policy no: HB-4471', 330, 700)
+    draw('Effective:', 50, 680); draw('2024-03-01', 120, 680); draw('Expiry:', 330, 680); draw('2025-02-28', 400, 680)
+    draw('Premium:', 50, 660); draw('4,210.77', 200, 660)
+    const e = await ADAPTERS.pdf(new Uint8Array(await pdf.save()))
+    expect(texts(e)).toEqual(['Insured: Harbour Bakery Ltd\nPolicy no: HB-4471\nEffective: 2024-03-01\nExpiry: 2025-02-28\nPremium:\t4,210.77'])
   })
 
   for (const offset of [0, 7]) {

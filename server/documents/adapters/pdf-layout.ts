@@ -225,7 +225,29 @@ export function layoutPage(items: readonly PositionedItem[], pageWidth = 612): P
   return { lines: readingOrder(lines, pageWidth), rotated }
 }
 
-/** The text of lines: cells joined by a tab, lines by newlines, a blank line where the reading jumps (a column). */
+/** A "Label: value" cell. */
+const LABELLED = /^[^:\t]{1,80}:\s*\S/
+
+/**
+ * The cells of a line that holds two or more "Label: value" pairs side by side (a label cell ending
+ * in a colon taken with the cell after it), one pair per line; undefined for any other line.
+ */
+function labelledPairs(cells: readonly LayoutCell[]): string[] | undefined {
+  if (cells.length < 2) return undefined
+  const parts: string[] = []
+  for (let i = 0; i < cells.length; i++) {
+    const text = cells[i]!.text
+    const next = cells[i + 1]?.text
+    if (text.endsWith(':') && next !== undefined && !next.endsWith(':')) { parts.push(`${text} ${next}`); i++ } else parts.push(text)
+  }
+  return parts.length >= 2 && parts.every((p) => LABELLED.test(p)) ? parts : undefined
+}
+
+/**
+ * The text of lines: cells joined by a tab, lines by newlines, a blank line where the reading jumps
+ * (a column). A line of several "Label: value" pairs gives one line per pair, so no value runs into
+ * the next label.
+ */
 export function linesText(lines: readonly LayoutLine[]): string {
-  return lines.map((l, i) => (l.break && i > 0 ? '\n' : '') + l.cells.map((c) => c.text).join('\t')).join('\n')
+  return lines.map((l, i) => (l.break && i > 0 ? '\n' : '') + (labelledPairs(l.cells) ?? [l.cells.map((c) => c.text).join('\t')]).join('\n')).join('\n')
 }

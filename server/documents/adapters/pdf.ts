@@ -1,7 +1,9 @@
 /**
- * PDF, read with `unpdf` (Mozilla's pdf.js built for server runtimes): the text of each page, in
- * page order, cut into `page_text` blocks at line boundaries. A page that cannot be read is left
- * empty and makes the parse degraded; a file pdf.js cannot open at all is unreadable.
+ * PDF, read with `unpdf` (Mozilla's pdf.js built for server runtimes, its CMaps and font data from
+ * the package): the text of each page placed by position into lines and cells (pdf-layout.ts), its
+ * tables as `table_row` blocks, the rest cut into `page_text` blocks at line boundaries, then the
+ * values of its filled form fields. A page that cannot be read is left empty and makes the parse
+ * degraded; a file pdf.js cannot open at all is unreadable, a password-protected one saying so.
  */
 import { getDocumentProxy, getResolvedPDFJS } from 'unpdf'
 import { DEFAULT_READ_LIMITS, tidy, UnreadableDocument, type Adapter, type ExtractedPage, type RecognizedPage, type Segment } from './types'
