@@ -19,6 +19,8 @@ export interface Config {
   databaseUrl: string | undefined
   /** Connections of this process's PostgreSQL pool (SVC_DB_POOL_MAX; default 2 x CPU cores + 1, at most 20). */
   dbPoolMax: number
+  /** How long one PostgreSQL connection attempt may take before it fails (SVC_DB_CONNECT_TIMEOUT_MS, default 5000). */
+  dbConnectTimeoutMs: number
   dataDir: string
   baseUrl: string
   uiBaseUrl: string | undefined
@@ -252,6 +254,7 @@ export function loadConfig(env: Env = process.env): Config {
     host,
     databaseUrl,
     dbPoolMax: int(env, 'SVC_DB_POOL_MAX', defaultPoolSize(), 1, 500),
+    dbConnectTimeoutMs: int(env, 'SVC_DB_CONNECT_TIMEOUT_MS', 5_000, 100, 600_000),
     dataDir,
     baseUrl: url(env, 'SVC_BASE_URL', ['http:', 'https:']) ?? `http://localhost:${port}`,
     uiBaseUrl: url(env, 'SVC_UI_BASE_URL', ['http:', 'https:']),

@@ -34,7 +34,7 @@ async function start() {
   }
   let db: Database
   try {
-    db = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, max: config.dbPoolMax, prepare: config.dbPrepare, listenUrl: config.databaseListenUrl })
+    db = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, max: config.dbPoolMax, prepare: config.dbPrepare, listenUrl: config.databaseListenUrl, connectTimeoutMs: config.dbConnectTimeoutMs })
   } catch (e) {
     if (!(e instanceof EmbeddedDatabaseInUse)) throw e
     // PGlite is one session: a second service or worker process cannot share it. `bun run start`

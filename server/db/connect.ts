@@ -66,10 +66,12 @@ export async function openDatabase(opts: {
   prepare?: boolean
   /** LISTEN's connection string (DATABASE_LISTEN_URL); default databaseUrl. */
   listenUrl?: string
+  /** How long a connection attempt may take (SVC_DB_CONNECT_TIMEOUT_MS); default 5000. */
+  connectTimeoutMs?: number
 }): Promise<Database> {
   if (opts.databaseUrl) {
-    // A connection attempt gives up after 5 s (the client's default is 30): while the database is
-    // away, requests answer 503 within a few seconds instead of hanging.
+    // A connection attempt gives up after SVC_DB_CONNECT_TIMEOUT_MS, 5 s by default (the client's
+    // default is 30): while the database is away, requests answer 503 within a few seconds instead of hanging.
     // Reconnection waits are capped at 100 ms: the client's default grows with every failed attempt,
     // counted across all connections, to 20 s, so a few seconds of outage left queries queued
     // (and requests hanging) for many seconds after the database was back.
@@ -77,7 +79,7 @@ export async function openDatabase(opts: {
     // connection, so a statement prepared on one is unknown on the next: `prepare: false` sends
     // every query unnamed (parse, bind and execute in one round trip, as before; only the server's
     // plan cache per connection is lost).
-    const common = { ...clientOptions, idle_timeout: 30, connect_timeout: 5, backoff: (retries: number) => Math.min(0.01 * 2 ** retries, 0.1), prepare: opts.prepare ?? true }
+    const common = { ...clientOptions, idle_timeout: 30, connect_timeout: (opts.connectTimeoutMs ?? 5_000) / 1000, backoff: (retries: number) => Math.min(0.01 * 2 ** retries, 0.1), prepare: opts.prepare ?? true }
     const sql = postgresClient(opts.databaseUrl, { ...common, max: opts.max ?? 10 })
     const listenSql = opts.listenUrl ? postgresClient(opts.listenUrl, { ...common, max: 1 }) : sql
     const stats = () => (sql as unknown as { stats?: { size: number; inUse: number; idle: number; waiting: number } }).stats
