@@ -68,6 +68,8 @@ export interface Config {
   maxJsonBodyBytes: number
   /** Largest document upload accepted, in bytes (413 above). */
   maxUploadBytes: number
+  /** How long a download waits for the document store's next bytes before it gives up (SVC_DOWNLOAD_STALL_MS): 503 before any byte, a cut body after. */
+  downloadStallMs: number
   /** How document parsing is isolated and bounded (SVC_PARSE_*). */
   parse: ParseConfig
   /** Lowest level logged (SVC_LOG_LEVEL: debug, info, warn, error; default info). */
@@ -290,6 +292,7 @@ export function loadConfig(env: Env = process.env): Config {
     exampleHost: bool(env, 'SVC_EXAMPLE_HOST'),
     maxJsonBodyBytes: int(env, 'SVC_MAX_JSON_BODY_BYTES', 1_048_576, 1_048_576, 64 * 1_048_576),
     maxUploadBytes: int(env, 'SVC_MAX_UPLOAD_BYTES', 50 * 1_048_576, 1, 5 * 1024 * 1_048_576),
+    downloadStallMs: int(env, 'SVC_DOWNLOAD_STALL_MS', 15_000, 100, 600_000),
     parse: {
       workers: int(env, 'SVC_PARSE_WORKERS', Math.min(8, availableParallelism()), 1, 64),
       memoryMb: int(env, 'SVC_PARSE_MEMORY_MB', 1024, 64, 65_536),
