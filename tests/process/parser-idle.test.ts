@@ -3,9 +3,11 @@
  * parsed is gone, and when it was the last one a fresh process takes its place, so one stays ready
  * without the memory its parses left. No database: the pool alone, with the idle time shortened.
  */
-import { afterAll, expect, test } from 'bun:test'
+import { afterAll, expect, test, setDefaultTimeout } from 'bun:test'
 import { loadConfig } from '../../server/config'
 import { createParserPool, residentBytes, type DocumentParser } from '../../server/documents/parsing/parser-pool'
+
+setDefaultTimeout(60_000) // file-scoped in Bun 1.4: the preload only reaches the first file
 
 let pool: DocumentParser | undefined
 afterAll(() => pool?.close())
