@@ -73,7 +73,7 @@ export const Subscription = named('Subscription', t.Object({
 /** GET /v1/task-notification-subscriptions query: the page query plus optional task filters. */
 export const SubscriptionListQuery = Type.Object({
   ...pageQuery,
-  task_kind: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
+  task_kind: Type.Optional(TaskKindSchema),
   task_id: Type.Optional(Type.String({ format: 'uuid' })),
 })
 

@@ -182,7 +182,7 @@ export async function runCli(argv: string[]): Promise<number> {
   try {
     const config = loadConfig()
     try {
-      db = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, max: 2, prepare: config.dbPrepare })
+      db = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, max: 2, prepare: config.dbPrepare, connectTimeoutMs: config.dbConnectTimeoutMs })
       outcome = await executeCommand(db, argv)
     } catch (e) {
       if (!(e instanceof EmbeddedDatabaseInUse)) throw e

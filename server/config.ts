@@ -33,6 +33,8 @@ export interface Config {
    * its job concurrency (see workerPoolSize).
    */
   workerDbPoolMax: number
+  /** How long one PostgreSQL connection attempt may take before it fails (SVC_DB_CONNECT_TIMEOUT_MS, default 5000). */
+  dbConnectTimeoutMs: number
   dataDir: string
   baseUrl: string
   uiBaseUrl: string | undefined
@@ -86,6 +88,8 @@ export interface Config {
   maxJsonBodyBytes: number
   /** Largest document upload accepted, in bytes (413 above). */
   maxUploadBytes: number
+  /** How long a download waits for the document store's next bytes before it gives up (SVC_DOWNLOAD_STALL_MS): 503 before any byte, a cut body after. */
+  downloadStallMs: number
   /** How document parsing is isolated and bounded (SVC_PARSE_*). */
   parse: ParseConfig
   /** Lowest level logged (SVC_LOG_LEVEL: debug, info, warn, error; default info). */
@@ -287,6 +291,7 @@ export function loadConfig(env: Env = process.env): Config {
     dbStatementTimeoutMs: int(env, 'SVC_DB_STATEMENT_TIMEOUT_MS', 30_000, 100, 3_600_000),
     dbPoolWaitMs: int(env, 'SVC_DB_POOL_WAIT_MS', 10_000, 100, 3_600_000),
     workerDbPoolMax: int(env, 'SVC_DB_POOL_MAX', workerPoolSize(int(env, 'SVC_JOB_CONCURRENCY', 8, 1, 256)), 1, 500),
+    dbConnectTimeoutMs: int(env, 'SVC_DB_CONNECT_TIMEOUT_MS', 5_000, 100, 600_000),
     dataDir,
     baseUrl: url(env, 'SVC_BASE_URL', ['http:', 'https:']) ?? `http://localhost:${port}`,
     uiBaseUrl: url(env, 'SVC_UI_BASE_URL', ['http:', 'https:']),
@@ -323,6 +328,7 @@ export function loadConfig(env: Env = process.env): Config {
     exampleHost: bool(env, 'SVC_EXAMPLE_HOST'),
     maxJsonBodyBytes: int(env, 'SVC_MAX_JSON_BODY_BYTES', 1_048_576, 1_048_576, 64 * 1_048_576),
     maxUploadBytes: int(env, 'SVC_MAX_UPLOAD_BYTES', 50 * 1_048_576, 1, 5 * 1024 * 1_048_576),
+    downloadStallMs: int(env, 'SVC_DOWNLOAD_STALL_MS', 15_000, 100, 600_000),
     parse: {
       workers: int(env, 'SVC_PARSE_WORKERS', Math.min(8, availableParallelism()), 1, 64),
       memoryMb: int(env, 'SVC_PARSE_MEMORY_MB', 1024, 64, 65_536),

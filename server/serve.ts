@@ -38,7 +38,7 @@ export async function start() {
   }
   let db: Database
   try {
-    db = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, max: workerOnly ? config.workerDbPoolMax : config.dbPoolMax, prepare: config.dbPrepare, listenUrl: config.databaseListenUrl, statementTimeoutMs: config.dbStatementTimeoutMs, poolWaitMs: config.dbPoolWaitMs })
+    db = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, max: workerOnly ? config.workerDbPoolMax : config.dbPoolMax, prepare: config.dbPrepare, listenUrl: config.databaseListenUrl, statementTimeoutMs: config.dbStatementTimeoutMs, poolWaitMs: config.dbPoolWaitMs, connectTimeoutMs: config.dbConnectTimeoutMs })
   } catch (e) {
     if (!(e instanceof EmbeddedDatabaseInUse)) throw e
     // PGlite is one session: a second service or worker process cannot share it. `bun run start`

@@ -75,10 +75,12 @@ export async function openDatabase(opts: {
   statementTimeoutMs?: number
   /** Milliseconds a statement may wait for a connection of the pool (default: no limit). */
   poolWaitMs?: number
+  /** How long a connection attempt may take (SVC_DB_CONNECT_TIMEOUT_MS); default 5000. */
+  connectTimeoutMs?: number
 }): Promise<Database> {
   if (opts.databaseUrl) {
-    // A connection attempt gives up after 5 s (the client's default is 30): while the database is
-    // away, requests answer 503 within a few seconds instead of hanging.
+    // A connection attempt gives up after SVC_DB_CONNECT_TIMEOUT_MS, 5 s by default (the client's
+    // default is 30): while the database is away, requests answer 503 within a few seconds instead of hanging.
     // Reconnection waits are capped at 100 ms: the client's default grows with every failed attempt,
     // counted across all connections, to 20 s, so a few seconds of outage left queries queued
     // (and requests hanging) for many seconds after the database was back.
@@ -100,7 +102,7 @@ export async function openDatabase(opts: {
     // ever; a statement that finds no free connection within the pool wait fails as POOL_TIMEOUT.
     const pooled = opts.prepare === false
     const common = {
-      ...clientOptions, idle_timeout: 30, connect_timeout: 5, backoff: (retries: number) => Math.min(0.01 * 2 ** retries, 0.1),
+      ...clientOptions, idle_timeout: 30, connect_timeout: (opts.connectTimeoutMs ?? 5_000) / 1000, backoff: (retries: number) => Math.min(0.01 * 2 ** retries, 0.1),
       prepare: opts.prepare ?? true, fetch_types: true, ...(pooled ? { max_pipeline: 0 } : {}),
     }
     const bounds = {

@@ -5,6 +5,9 @@
  */
 import type { TSchema } from '@sinclair/typebox'
 
+/** The pattern of a string that may hold anything but NUL (what every request string is held to). */
+const NO_NUL = '^[^\\u0000]*$'
+
 type Json = null | boolean | number | string | Json[] | { [key: string]: Json }
 
 /** Writes schemas into one document, collecting the named ones as components. */
@@ -30,7 +33,11 @@ export class SchemaWriter {
   private shape(node: Json): Json {
     if (Array.isArray(node)) return node.map((n) => this.shape(n))
     if (node === null || typeof node !== 'object') return node
-    const { 'x-component': component, ...rest } = node
+    // Elysia's normalize marks the schemas it has compiled `additionalProperties: false` (in place, on
+    // the shared TypeBox objects), so the document changed with the requests served before it was
+    // written. Unknown members are dropped, never refused (README): the document says neither.
+    const { 'x-component': component, additionalProperties: closed, ...open } = node
+    const rest = closed === false || closed === undefined ? open : { ...open, additionalProperties: closed }
     if (typeof component === 'string') return this.reference(component, rest)
     const literals = Array.isArray(rest.anyOf) ? rest.anyOf.map((m) => (m && typeof m === 'object' && !Array.isArray(m) ? m.const : undefined)) : []
     if (literals.length > 0 && literals.every((v) => typeof v === 'string')) {
@@ -46,7 +53,10 @@ export class SchemaWriter {
       const { patternProperties: _p, ...options } = rest
       return { ...(this.shapeEach(options) as object), additionalProperties: this.shape(patterns['^(.*)$']!) }
     }
-    return this.shapeEach(rest)
+    const shaped = this.shapeEach(rest) as { [key: string]: Json }
+    // The body parser refuses a NUL in any string (server/http/json-text.ts): a free-text string says so.
+    if (shaped.type === 'string' && shaped.pattern === undefined && shaped.format === undefined) shaped.pattern = NO_NUL
+    return shaped
   }
 
   private shapeEach(node: { [key: string]: Json }): Json {

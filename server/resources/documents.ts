@@ -25,6 +25,7 @@ import {
   findDocument, insertDocument, listBlocks, listDocuments, markBytesVerified, renderBlock, renderDocument, setDocumentStatus, type DocumentStatus,
 } from '../documents/store'
 import { UPLOAD_URL_TTL_SECONDS } from '../storage/blob-store'
+import { withinStallBound } from '../storage/stall-bound'
 import { subscribeInline, type InlineNotification } from '../notifications/inline'
 import { appendCaseEvent } from '../events/log'
 import { checkFilename, neutraliseFilename } from '../documents/filenames'
@@ -169,8 +170,11 @@ export function documentRoutes(deps: AppDeps) {
       const doc = await findDocument(sql, tenantOf(principal), params.scenarioId, params.documentId)
       if (!doc) throw problems.notFound('document')
       if (doc.status === 'awaiting_upload' || !doc.blob_key) throw problems.conflict('The document has not been uploaded and completed yet.')
-      const stream = await blobs.get(doc.blob_key)
-      if (!stream) throw new ProblemError('internal', 'The stored bytes of this document are missing; quote the request_id when reporting it.')
+      const stored = await blobs.get(doc.blob_key)
+      if (!stored) throw new ProblemError('internal', 'The stored bytes of this document are missing; quote the request_id when reporting it.')
+      // A network store (S3) that stalls before the first bytes is a 503; one that stalls later ends
+      // the body short. A local file is read as it is (Bun then keeps its Content-Length).
+      const stream = blobs.driver === 'local' ? stored : await withinStallBound(stored, config.downloadStallMs)
       return new Response(stream, {
         headers: {
           ...(set.headers as Record<string, string>),
@@ -188,7 +192,8 @@ export function documentRoutes(deps: AppDeps) {
       detail: {
         summary: 'Download the bytes of a document (streamed, as an attachment)',
         tags: TAGS,
-        responses: { ...responses({}, [...PATH_PROBLEMS, 'conflict']), 200: { description: 'The document bytes, in the content type declared at upload (text/plain, application/pdf, ...)', content: { '*/*': { schema: { type: 'string', format: 'binary' } } } } },
+        description: 'The bytes are streamed from the document store. A store that sends no bytes within SVC_DOWNLOAD_STALL_MS (15 s) is 503 with Retry-After; one that pauses longer than that later ends the body short of Content-Length.',
+        responses: { ...responses({}, [...PATH_PROBLEMS, 'conflict', 'unavailable']), 200: { description: 'The document bytes, in the content type declared at upload (text/plain, application/pdf, ...)', content: { '*/*': { schema: { type: 'string', format: 'binary' } } } } },
       },
     })
 }

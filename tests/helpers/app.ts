@@ -70,7 +70,7 @@ export async function startApp(options: StartOptions = {}): Promise<TestApp> {
     ...(options.env?.SVC_OIDC_ISSUER !== undefined ? { SVC_OIDC_AUDIENCE: TEST_AUDIENCE } : {}),
     ...options.env,
   })
-  const db = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, max: config.dbPoolMax, prepare: config.dbPrepare, listenUrl: config.databaseListenUrl, statementTimeoutMs: config.dbStatementTimeoutMs, poolWaitMs: config.dbPoolWaitMs })
+  const db = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, max: config.dbPoolMax, prepare: config.dbPrepare, listenUrl: config.databaseListenUrl, statementTimeoutMs: config.dbStatementTimeoutMs, poolWaitMs: config.dbPoolWaitMs, connectTimeoutMs: config.dbConnectTimeoutMs })
   await migrate(db.sql)
   // Like main.ts: on the embedded database the operator CLI reaches this process through its control socket.
   const closeControlSocket = db.embedded ? serveControlSocket(config.dataDir, db, async (d, argv) => (await import('../../server/cli')).executeCommand(d, argv)) : () => {}

@@ -2,6 +2,8 @@ import { afterAll, beforeAll, describe, expect, test, setDefaultTimeout } from '
 import { call, problemOf, startApp, type TestApp } from '../helpers/app'
 import { putBytes, settled, startUpload, textSample, uploadAndComplete } from '../helpers/samples'
 import { appendCaseEvent } from '../../server/events/log'
+if (!process.env.DATABASE_URL) console.warn('skipped without PostgreSQL (set DATABASE_URL): SIGTERM to a running server ends its open streams cleanly: a second server cannot open the embedded database the test app owns')
+if (!process.env.DATABASE_URL) console.warn('skipped without PostgreSQL (set DATABASE_URL): an event written by another process reaches an open stream quickly: the embedded database has one owning process, so no other process writes events')
 
 setDefaultTimeout(60_000) // file-scoped in Bun 1.4: the preload only reaches the first file
 
@@ -170,11 +172,7 @@ describe('case event stream', () => {
     s.close()
   })
 
-  test('an event written by another process reaches an open stream quickly', async () => {
-    if (!app.config.databaseUrl) {
-      console.warn('skipped on the embedded database: one process owns it, so no other process writes events; CI runs it on PostgreSQL')
-      return
-    }
+  test.skipIf(!process.env.DATABASE_URL)('an event written by another process reaches an open stream quickly', async () => {
     const c = await newCase()
     const s = await open(c)
     await s.until(() => s.retry !== undefined)
@@ -249,11 +247,7 @@ describe('refusals', () => {
 })
 
 describe('server drain', () => {
-  test('SIGTERM to a running server ends its open streams cleanly and the process exits 0', async () => {
-    if (!app.config.databaseUrl) {
-      console.warn('skipped on the embedded database: a second server cannot open the database this test app owns; CI runs it on PostgreSQL')
-      return
-    }
+  test.skipIf(!process.env.DATABASE_URL)('SIGTERM to a running server ends its open streams cleanly and the process exits 0', async () => {
     const c = await newCase()
     const child = Bun.spawn(['bun', 'server/main.ts'], {
       cwd: `${import.meta.dir}/../..`,

@@ -13,6 +13,7 @@ import { blankPage, hugeWhitePng, imageOnlyPdf, multiPageTiff, noisePage, phoneP
 import { evaluationEnded, publishedSet } from '../helpers/underwriting-pack'
 import { FILE_TYPES } from '../../server/documents/registry'
 import { nativeTesseract } from '../../server/documents/ocr/native'
+if (!nativeTesseract()) console.warn('skipped: OCR with the native tesseract command: tesseract-ocr is not installed (apt-get install tesseract-ocr)')
 import { outlookMessage } from '../helpers/msg'
 import { scheduleBook, writeBook } from '../helpers/spreadsheets'
 import { PROPOSAL_RTF, surveyOdt, wordFixture } from '../helpers/word-processing'

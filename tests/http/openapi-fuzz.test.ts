@@ -176,3 +176,91 @@ test('every JSON body: valid accepted, not an object / missing / wrong type refu
   expect(failures).toEqual([])
   expect(requests).toBeGreaterThan(250)
 })
+
+/** Every operation of the document, with its declared query and path parameters. */
+function allOperations(): { method: string; path: string; op: Schema; query: { name: string; schema: Schema; required: boolean }[] }[] {
+  const out: ReturnType<typeof allOperations> = []
+  for (const [path, methods] of Object.entries<Schema>(doc.paths)) {
+    for (const [method, op] of Object.entries<Schema>(methods)) {
+      const query = (op.parameters ?? []).filter((p: Schema) => !p.$ref && p.in === 'query').map((p: Schema) => ({ name: p.name, schema: p.schema, required: p.required === true }))
+      out.push({ method: method.toUpperCase(), path, op, query })
+    }
+  }
+  return out
+}
+
+/** A value the document says a query parameter must not take (outside its enum, pattern, bounds or type), or undefined. */
+function invalidQueryValue(schema: Schema): string | undefined {
+  const s = resolve(schema)
+  if (s.enum) return 'not-a-member'
+  if (s.type === 'integer' || s.type === 'number') return s.maximum !== undefined ? String(s.maximum + 1) : 'x'
+  if (s.format === 'uuid') return 'not-a-uuid'
+  if (s.pattern) return ['\u0000', '\u0001', '!!', ' ', 'a'.repeat(300)].find((v) => !new RegExp(s.pattern).test(v))
+  if (s.maxLength !== undefined) return 'a'.repeat(s.maxLength + 1)
+  return undefined
+}
+
+test('every operation and query parameter: values the document calls valid are never refused as invalid, sampled invalid ones are refused, never a 5xx', async () => {
+  const ops = allOperations().filter((o) => !o.path.endsWith('/events') && !o.path.startsWith('/v1/uploads/'))
+  expect(ops.length).toBeGreaterThan(90)
+  const failures: string[] = []
+  let requests = 0
+  const get = async (o: (typeof ops)[number], query: Record<string, string>) => {
+    const token = credentialFor(o.op)
+    const qs = new URLSearchParams(query).toString()
+    const res = await fetch(`${app.url}${pathOf(o.path)}${qs ? `?${qs}` : ''}`, {
+      method: o.method,
+      headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), ...(['POST', 'PUT', 'PATCH'].includes(o.method) ? { 'content-type': 'application/json' } : {}) },
+      body: ['POST', 'PUT', 'PATCH'].includes(o.method) ? '{}' : undefined,
+    })
+    requests++
+    const text = await res.text()
+    let body: any = null
+    try { body = text ? JSON.parse(text) : null } catch { /* not JSON */ }
+    return { status: res.status, body }
+  }
+  // Refused: a 4xx (a route that first finds its random path id missing answers 404 before it reads the query).
+  const refusedAt = (r: { status: number; body: any }, _name: string) => r.status >= 400 && r.status < 500
+  for (const o of ops) {
+    const where = `${o.method} ${o.path}`
+    const base = Object.fromEntries(o.query.filter((q) => q.required).map((q) => [q.name, String(valid(q.schema, q.name))]))
+    const r = await get(o, base)
+    if (r.status >= 500) failures.push(`${where} required query ${JSON.stringify(base)}: ${r.status}`)
+    for (const q of o.query) {
+      const good = String(valid(q.schema, q.name))
+      const ok = await get(o, { ...base, [q.name]: good })
+      if (ok.status >= 500 || (ok.status === 422 && (ok.body?.errors ?? []).some((e: { pointer: string }) => e.pointer === `/${q.name}`))) {
+        failures.push(`${where} ${q.name}=${good} (valid by the document): ${ok.status} ${JSON.stringify(ok.body?.errors ?? ok.body?.detail ?? '')}`)
+      }
+      const bad = invalidQueryValue(q.schema)
+      if (bad === undefined) continue
+      const no = await get(o, { ...base, [q.name]: bad })
+      if (no.status >= 500 || !refusedAt(no, q.name)) failures.push(`${where} ${q.name}=${JSON.stringify(bad)} (invalid by the document): ${no.status}`)
+    }
+    // A path id that is not one: a 4xx, never a 5xx.
+    if (o.path.includes('{')) {
+      const token = credentialFor(o.op)
+      const res = await fetch(`${app.url}${o.path.replace(/\{[^}]+\}/g, 'not-an-id')}`, { method: o.method, headers: token ? { authorization: `Bearer ${token}` } : {} })
+      requests++
+      await res.body?.cancel()
+      if (res.status >= 500) failures.push(`${where} with a malformed path id: ${res.status}`)
+    }
+  }
+  expect(failures).toEqual([])
+  expect(requests).toBeGreaterThan(150)
+})
+
+test('every string member of every JSON body: a NUL (which the document excludes) is refused with a pointer at it, never a 5xx', async () => {
+  const failures: string[] = []
+  for (const o of bodyOperations()) {
+    if (o.path === '/v1/embed/sessions') continue // every failure of the exchange is the same 401
+    const body = valid(o.schema) as Record<string, unknown>
+    for (const [field, prop] of Object.entries<Schema>(resolve(o.schema).properties ?? {})) {
+      if (resolve(prop).type !== 'string') continue
+      const r = await send(o, { ...body, [field]: 'a\u0000b' })
+      const pointed = r.status === 422 && (r.body?.errors ?? []).some((e: { pointer: string }) => e.pointer === `/${field}`)
+      if (!pointed) failures.push(`${o.method} ${o.path} ${field}: ${r.status}`)
+    }
+  }
+  expect(failures).toEqual([])
+})

@@ -14,6 +14,7 @@ import { spawnWorker, workerEnv, type WorkerProcess } from '../helpers/worker-pr
 import { createSubscription } from '../../server/notifications/subscriptions'
 import { finishTask } from '../../server/notifications/finish'
 import { startNotifyApp } from './support'
+if (!process.env.DATABASE_URL) console.warn('skipped without PostgreSQL (set DATABASE_URL): worker processes (SIGKILL during deliveries and the rest of the block): separate worker processes share the database, which the embedded one cannot')
 
 // Embedded-database apps start slowly on a busy machine; the preload's default does not reach every file.
 setDefaultTimeout(60_000)

@@ -1,6 +1,9 @@
 // Configuration: a bad value stops the start with one line naming the variable.
 import { expect, test, setDefaultTimeout } from 'bun:test'
-import { availableParallelism } from 'node:os'
+import { availableParallelism, tmpdir } from 'node:os'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { join } from 'node:path'
+import { openDatabase } from '../../server/db/connect'
 import { ConfigError, defaultPoolSize, loadConfig } from '../../server/config'
 
 setDefaultTimeout(60_000) // file-scoped in Bun 1.4: the preload only reaches the first file
@@ -54,6 +57,8 @@ test('defaults follow the operating contract', () => {
   expect(c.workerDbPoolMax).toBe(Math.max(c.dbPoolMax, 10))
   expect(loadConfig({ SVC_JOB_CONCURRENCY: '32' }).workerDbPoolMax).toBe(Math.max(c.dbPoolMax, 34))
   expect(loadConfig({ SVC_DB_POOL_MAX: '12', SVC_JOB_CONCURRENCY: '32' }).workerDbPoolMax).toBe(12)
+  expect(c.dbConnectTimeoutMs).toBe(5_000)
+  expect(loadConfig({ SVC_DB_CONNECT_TIMEOUT_MS: '250' }).dbConnectTimeoutMs).toBe(250)
   expect(c.s3).toBeUndefined()
 })
 
@@ -73,4 +78,20 @@ test('an issuer without an audience stops the start: exit 2 and one line naming 
   const c = loadConfig({ SVC_OIDC_ISSUER: 'https://idp.example/', SVC_OIDC_AUDIENCE: ' svc-api , https://svc.example ' })
   expect(c.oidcAudience).toEqual(['svc-api', 'https://svc.example'])
   expect(loadConfig({ SVC_OIDC_AUDIENCE: 'svc-api' }).oidcAudience).toBeUndefined()
+})
+
+test('SVC_DB_CONNECT_TIMEOUT_MS bounds a connection attempt: a server that accepts and never answers fails the query with CONNECT_TIMEOUT, well before the 5 s default', async () => {
+  const silent = Bun.listen({ hostname: '127.0.0.1', port: 0, socket: { data() {} } })
+  const dataDir = mkdtempSync(join(tmpdir(), 'svc-connect-'))
+  const db = await openDatabase({ databaseUrl: `postgres://svc@127.0.0.1:${silent.port}/svc`, dataDir, max: 1, connectTimeoutMs: 300 })
+  try {
+    const started = Date.now()
+    const error = await db.sql`select 1`.then(() => undefined, (e: { code?: string }) => e)
+    expect(error?.code).toBe('CONNECT_TIMEOUT')
+    expect(Date.now() - started).toBeLessThan(4_000)
+  } finally {
+    await db.close().catch(() => {})
+    silent.stop(true)
+    rmSync(dataDir, { recursive: true, force: true })
+  }
 })

@@ -12,6 +12,7 @@ import { uploadAndComplete } from '../helpers/samples'
 import { manyPagesPdf } from '../helpers/hostile-files'
 import { readOutbox } from '../helpers/outbox'
 import { spawnWorker, workerEnv, type WorkerProcess } from '../helpers/worker-process'
+if (!process.env.DATABASE_URL) console.warn('skipped without PostgreSQL (set DATABASE_URL): a job whose every attempt kills its process: separate worker processes share the database, which the embedded one cannot')
 
 setDefaultTimeout(180_000)
 

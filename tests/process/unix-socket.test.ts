@@ -13,6 +13,7 @@ setDefaultTimeout(60_000) // file-scoped in Bun 1.4: the preload only reaches th
 
 const SOCKET_DIR = process.env.SVC_TEST_PG_SOCKET_DIR ?? '/var/run/postgresql'
 const available = !!process.env.DATABASE_URL && existsSync(join(SOCKET_DIR, `.s.PGSQL.${new URL(process.env.DATABASE_URL).port || 5432}`))
+if (!available) console.warn(`unix-socket: 2 tests skipped (the Unix-socket client, the CLI and service end to end): they need DATABASE_URL and a PostgreSQL socket in ${SOCKET_DIR}`)
 const dataDir = mkdtempSync(join(tmpdir(), 'svc-socket-'))
 let database: TestDatabase
 let socketUrl: string
@@ -37,8 +38,7 @@ test('the host parameter becomes the socket directory and leaves the URL porsage
   expect(() => connectionOptions('postgres://svc@localhost/svc?host=db.internal')).toThrow(/Unix-socket directory/)
 })
 
-test('a client of a ?host=/dir URL talks over the Unix socket', async () => {
-  if (!available) return console.warn(`skipped: needs DATABASE_URL and a PostgreSQL socket in ${SOCKET_DIR}`)
+test.skipIf(!available)('a client of a ?host=/dir URL talks over the Unix socket', async () => {
   const sql = postgresClient(socketUrl, { max: 1, onnotice: () => {} })
   try {
     const [row] = await sql<{ addr: string | null; db: string }[]>`select inet_server_addr() as addr, current_database() as db`
@@ -49,8 +49,7 @@ test('a client of a ?host=/dir URL talks over the Unix socket', async () => {
   }
 })
 
-test('the CLI and the service run on a Unix-socket DATABASE_URL end to end', async () => {
-  if (!available) return console.warn(`skipped: needs DATABASE_URL and a PostgreSQL socket in ${SOCKET_DIR}`)
+test.skipIf(!available)('the CLI and the service run on a Unix-socket DATABASE_URL end to end', async () => {
   const env = { DATABASE_URL: socketUrl, SVC_DATA_DIR: dataDir, SVC_SECRET_KEY: Buffer.alloc(32, 7).toString('base64') }
   expect((await runCli(['migrate'], env)).code).toBe(0)
   expect((await runCli(['tenant', 'create', '--slug', 'socket-co'], env)).code).toBe(0)

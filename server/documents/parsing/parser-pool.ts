@@ -182,7 +182,12 @@ function sweepStaleSpools(): void {
 }
 
 /** Starts a parser pool of `config.workers` processes at most, created on demand. */
-export function createParserPool(config: ParseConfig, log: (level: 'info' | 'warn' | 'error', message: string, extra?: Record<string, unknown>) => void = () => {}): DocumentParser {
+export function createParserPool(
+  config: ParseConfig,
+  log: (level: 'info' | 'warn' | 'error', message: string, extra?: Record<string, unknown>) => void = () => {},
+  /** How long a parser process that has parsed stays idle before it is retired (tests shorten it). */
+  idleExitMs = IDLE_EXIT_MS,
+): DocumentParser {
   const limits: DocumentLimits = {
     maxPages: config.maxPages,
     maxInflatedBytes: config.maxInflatedMb * 1_048_576,
@@ -315,8 +320,14 @@ export function createParserPool(config: ParseConfig, log: (level: 'info' | 'war
     }
     const rss = residentBytes(child.proc.pid) ?? 0
     if (child.parses >= PARSES_PER_CHILD || rss > memoryLimit / 2) retire(child)
-    // Idle processes go after a while, but one stays ready for the next document.
-    else child.idleTimer = setTimeout(() => { if (!child.busy && children.size > 1) retire(child) }, IDLE_EXIT_MS)
+    // Idle processes go after a while. The last one is replaced by a fresh process, so one stays
+    // ready for the next document without the memory its parses left (an OCR model, a large heap).
+    else child.idleTimer = setTimeout(() => {
+      if (child.busy || !children.has(child)) return
+      const last = children.size === 1
+      void retire(child)
+      if (last && !closed) spawn()
+    }, idleExitMs)
     dispatch()
     return Promise.resolve()
   }

@@ -1,0 +1,34 @@
+/**
+ * Idle parser processes are retired (docs/documents.md): after its idle time a process that has
+ * parsed is gone, and when it was the last one a fresh process takes its place, so one stays ready
+ * without the memory its parses left. No database: the pool alone, with the idle time shortened.
+ */
+import { afterAll, expect, test, setDefaultTimeout } from 'bun:test'
+import { loadConfig } from '../../server/config'
+import { createParserPool, residentBytes, type DocumentParser } from '../../server/documents/parsing/parser-pool'
+
+setDefaultTimeout(60_000) // file-scoped in Bun 1.4: the preload only reaches the first file
+
+let pool: DocumentParser | undefined
+afterAll(() => pool?.close())
+
+const text = (s: string) => new TextEncoder().encode(s)
+
+test('after its idle time the process that parsed is retired and a fresh one stays ready; two idle processes become one', async () => {
+  pool = createParserPool(loadConfig({ ...process.env, SVC_PARSE_WORKERS: '2' }).parse, () => {}, 300)
+  const p = pool
+  const type = { adapter: 'text' as const, label: 'Plain text' }
+  // Two at once: two processes.
+  await Promise.all([p.parse(crypto.randomUUID(), type, text('one\n')), p.parse(crypto.randomUUID(), type, text('two\n'))])
+  const used = new Set(p.recent().map((r) => r.pid))
+  expect(used.size).toBe(2)
+  expect(p.stats().processes).toBe(2)
+  const deadline = Date.now() + 30_000
+  while (Date.now() < deadline && [...used].some((pid) => residentBytes(pid) !== undefined)) await Bun.sleep(50)
+  // Both that parsed are gone; one fresh process is ready and reads the next document.
+  expect([...used].filter((pid) => residentBytes(pid) !== undefined)).toEqual([])
+  expect(p.stats().processes).toBe(1)
+  const outcome = await p.parse(crypto.randomUUID(), type, text('three\n'))
+  expect(outcome.kind).toBe('parsed')
+  expect(used.has(p.recent().at(-1)!.pid)).toBe(false)
+})
