@@ -17,6 +17,11 @@ const compressedAssets: BunPlugin = {
   setup(build) {
     build.onResolve({ filter: /(skia\.linux-x64-gnu\.node|@napi-rs\/canvas-linux-x64-gnu)$/ }, (args) =>
       args.importer.endsWith('js-binding.js') ? { path: resolve('scripts/native-stub.cjs') } : undefined)
+    // The binary's Skia: the module that names it imports the library as an embedded file.
+    build.onLoad({ filter: /skia-asset\.ts$/ }, () => ({
+      contents: `import skia from ${JSON.stringify(resolve('node_modules/@napi-rs/canvas-linux-x64-gnu/skia.linux-x64-gnu.node'))} with { type: 'file' }\nexport const SKIA_ASSET: string | undefined = skia\n`,
+      loader: 'ts',
+    }))
     build.onLoad({ filter: /(pglite\.wasm|initdb\.wasm|pglite\.data|skia\.linux-x64-gnu\.node)$/ }, async (args) =>
       ({ contents: Bun.gzipSync(await Bun.file(args.path).bytes(), { level: 9 }), loader: 'file' }))
   },

@@ -8,7 +8,7 @@
 import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import skia from '../../node_modules/@napi-rs/canvas-linux-x64-gnu/skia.linux-x64-gnu.node' with { type: 'file' }
+import { SKIA_ASSET } from './skia-asset'
 import { isGzip } from '../assets'
 import { gunzipSync } from 'node:zlib'
 
@@ -18,8 +18,8 @@ let prepared = false
 export function prepareCanvasBinding(): void {
   if (prepared || process.env.NAPI_RS_NATIVE_LIBRARY_PATH) return
   prepared = true
-  if (!skia.startsWith('/$bunfs/')) return // from source: the package's loader finds its own file
-  const packed = new Uint8Array(readFileSync(skia))
+  if (SKIA_ASSET === undefined) return // from source: the package's loader finds its own file
+  const packed = new Uint8Array(readFileSync(SKIA_ASSET))
   if (!isGzip(packed)) return
   const hash = new Bun.CryptoHasher('sha256').update(packed).digest('hex').slice(0, 16)
   // Not the parser's private TMPDIR (emptied after each parse): the shared temporary directory.
