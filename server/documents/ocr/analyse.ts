@@ -142,24 +142,32 @@ const BRIDGE_PX = 6
  * along its lines (words) and short across them (letter height), a single line included.
  */
 function meanRun(ink: Uint8Array, w: number, h: number, horizontal: boolean, bridge: number): number {
-  const outer = horizontal ? h : w
-  const inner = horizontal ? w : h
-  const step = horizontal ? 1 : w
   let runs = 0
   let total = 0
-  for (let o = 0; o < outer; o++) {
-    let i = horizontal ? o * w : o
-    let start = -1
-    let lastInk = -bridge - 1
-    for (let k = 0; k < inner; k++, i += step) {
-      if (ink[i] === 0) continue
-      if (k - lastInk > bridge + 1) {
-        if (start >= 0 && lastInk - start >= 2) { runs++; total += lastInk - start + 1 }
-        start = k
+  const close = (start: number, last: number) => { if (start >= 0 && last - start >= 2) { runs++; total += last - start + 1 } }
+  if (horizontal) {
+    for (let y = 0; y < h; y++) {
+      let start = -1
+      let last = -bridge - 2
+      for (let x = 0, i = y * w; x < w; x++, i++) {
+        if (ink[i] === 0) continue
+        if (x - last > bridge + 1) { close(start, last); start = x }
+        last = x
       }
-      lastInk = k
+      close(start, last)
     }
-    if (start >= 0 && lastInk - start >= 2) { runs++; total += lastInk - start + 1 }
+  } else {
+    // Column runs, walked row by row (memory order) with one run open per column.
+    const start = new Int32Array(w).fill(-1)
+    const last = new Int32Array(w).fill(-bridge - 2)
+    for (let y = 0; y < h; y++) {
+      for (let x = 0, i = y * w; x < w; x++, i++) {
+        if (ink[i] === 0) continue
+        if (y - last[x]! > bridge + 1) { close(start[x]!, last[x]!); start[x] = y }
+        last[x] = y
+      }
+    }
+    for (let x = 0; x < w; x++) close(start[x]!, last[x]!)
   }
   return runs === 0 ? 0 : total / runs
 }
