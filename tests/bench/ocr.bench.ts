@@ -9,7 +9,7 @@
  * command line's pages/s, the built-in engine (tesseract.js) at least 0.5. Each engine is run when
  * available; without `tesseract` on PATH only the built-in engine runs and no ratio is printed.
  *
- *   bun tests/bench/ocr.bench.ts    BENCH_OCR_STATEMENTS=8 BENCH_OCR_SCREENSHOTS=4 BENCH_OCR_PARALLEL=<cores> (defaults)
+ *   bun tests/bench/ocr.bench.ts    BENCH_OCR_STATEMENTS=8 BENCH_OCR_SCREENSHOTS=4 BENCH_OCR_ROUNDS=2 BENCH_OCR_PARALLEL=<cores> (defaults)
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { availableParallelism, tmpdir } from 'node:os'
@@ -65,54 +65,54 @@ async function pagesPerSecond(pages: Page[], work: (p: Page) => Promise<void>): 
   return pages.length / ((performance.now() - t0) / 1000)
 }
 
-/** The service's OCR with one engine: the parser pool as the ingestion job uses it, per kind and on the whole set. */
-async function service(engine: 'native' | 'wasm') {
+const cli = Bun.which('tesseract')
+const version = cli ? Bun.spawnSync([cli, '--version']).stdout.toString().split('\n')[0] : undefined
+const ROUNDS = Number(process.env.BENCH_OCR_ROUNDS ?? 2)
+const groups = [...kinds, 'whole set'] as const
+const pagesOf = (g: (typeof groups)[number]) => (g === 'whole set' ? set : set.filter((p) => p.kind === g))
+
+/** The command line on one page, one thread. */
+const runCli = (p: Page) => new Promise<void>((resolve, reject) => {
+  const proc = Bun.spawn([cli!, join(dir, p.file), '-', '-l', 'eng'], { env: { ...process.env, OMP_THREAD_LIMIT: '1' }, stdout: 'ignore', stderr: 'ignore' })
+  proc.exited.then((code) => (code === 0 ? resolve() : reject(new Error(`tesseract exited ${code}`))))
+})
+
+/**
+ * One engine: the parser pool as the ingestion job uses it, each group of pages run by the service
+ * and then by the command line, ROUNDS times (the machine may be shared: interleaving keeps both
+ * under the same load), the best of each kept.
+ */
+async function bench(engine: 'native' | 'wasm') {
   const config = loadConfig({ SVC_PARSE_WORKERS: String(PARALLEL), SVC_OCR_ENGINE: engine }).parse
   const pool = createParserPool(config)
   await Promise.all(Array.from({ length: PARALLEL }, () => pool.parse(crypto.randomUUID(), jpegType, set[0]!.bytes))) // warm-up: processes, model
-  const out: Record<string, number> = {}
+  if (cli) await runCli(set[0]!) // warm-up (page cache)
+  const service: Record<string, number> = {}
+  const line: Record<string, number> = {}
   let recognitions = 0
   let words = 0
-  for (const kind of [...kinds, 'whole set'] as const) {
-    const pages = kind === 'whole set' ? set : set.filter((p) => p.kind === kind)
-    out[kind] = await pagesPerSecond(pages, async (p) => {
-      const id = crypto.randomUUID()
-      const outcome = await pool.parse(id, p.adapter, p.bytes)
-      if (kind === 'whole set') return // counted once, in the per-kind runs
-      if (outcome.kind === 'parsed') words += outcome.blocks.reduce((n, b) => n + b.text.split(/\s+/).length, 0)
-      recognitions += pool.recent().find((r) => r.documentId === id)?.ocr?.recognitions ?? 0
-    })
+  for (let round = 0; round < ROUNDS; round++) {
+    for (const g of groups) {
+      const s = await pagesPerSecond(pagesOf(g), async (p) => {
+        const id = crypto.randomUUID()
+        const outcome = await pool.parse(id, p.adapter, p.bytes)
+        if (g === 'whole set' && round === 0) {
+          if (outcome.kind === 'parsed') words += outcome.blocks.reduce((n, b) => n + b.text.split(/\s+/).length, 0)
+          recognitions += pool.recent().find((r) => r.documentId === id)?.ocr?.recognitions ?? 0
+        }
+      })
+      service[g] = Math.max(service[g] ?? 0, s)
+      if (cli) line[g] = Math.max(line[g] ?? 0, await pagesPerSecond(pagesOf(g), runCli))
+    }
   }
   await pool.close()
-  console.log(`service (${engine}): ${kinds.map((k) => `${k} ${out[k]!.toFixed(2)}`).join(', ')}; whole set ${out['whole set']!.toFixed(2)} pages/s (${(recognitions / set.length).toFixed(2)} recognitions and ${Math.round(words / set.length)} words a page)`)
-  return out
+  const fmt = (r: Record<string, number>) => groups.map((g) => `${g} ${r[g]!.toFixed(2)}`).join(', ')
+  console.log(`service (${engine}): ${fmt(service)} pages/s (${(recognitions / set.length).toFixed(2)} recognitions and ${Math.round(words / set.length)} words a page)`)
+  if (!cli) return
+  console.log(`tesseract command line (${version}), same rounds: ${fmt(line)} pages/s`)
+  console.log(`ratio service (${engine}) / command line: ${groups.map((g) => `${g} ${(service[g]! / line[g]!).toFixed(2)}`).join(', ')} (target on the whole set >= ${engine === 'native' ? 0.9 : 0.5})`)
 }
 
-/** The command line on the same files, same parallelism, one thread each. */
-async function commandLine(cli: string) {
-  const run = (p: Page) => new Promise<void>((resolve, reject) => {
-    const proc = Bun.spawn([cli, join(dir, p.file), '-', '-l', 'eng'], { env: { ...process.env, OMP_THREAD_LIMIT: '1' }, stdout: 'ignore', stderr: 'ignore' })
-    proc.exited.then((code) => (code === 0 ? resolve() : reject(new Error(`tesseract exited ${code}`))))
-  })
-  await run(set[0]!) // warm-up (page cache)
-  const out: Record<string, number> = {}
-  for (const kind of [...kinds, 'whole set'] as const) out[kind] = await pagesPerSecond(kind === 'whole set' ? set : set.filter((p) => p.kind === kind), run)
-  const version = Bun.spawnSync([cli, '--version']).stdout.toString().split('\n')[0]
-  console.log(`tesseract command line (${version}): ${kinds.map((k) => `${k} ${out[k]!.toFixed(2)}`).join(', ')}; whole set ${out['whole set']!.toFixed(2)} pages/s`)
-  return out
-}
-
-const cli = Bun.which('tesseract')
-const engines = [...(nativeTesseract() ? ['native' as const] : []), 'wasm' as const]
-const results: Record<string, Record<string, number>> = {}
-for (const engine of engines) {
-  results[engine] = await service(engine)
-  // The baseline right after each engine's run, so both saw the same machine.
-  if (cli) {
-    const base = await commandLine(cli)
-    const target = engine === 'native' ? 0.9 : 0.5
-    console.log(`ratio service (${engine}) / command line: ${kinds.map((k) => `${k} ${(results[engine]![k]! / base[k]!).toFixed(2)}`).join(', ')}; whole set ${(results[engine]!['whole set']! / base['whole set']!).toFixed(2)} (target >= ${target})`)
-  }
-}
+for (const engine of [...(nativeTesseract() ? ['native' as const] : []), 'wasm' as const]) await bench(engine)
 if (!cli) console.log('tesseract command line: not installed (apt-get install tesseract-ocr); ratios skipped')
 rmSync(dir, { recursive: true, force: true })

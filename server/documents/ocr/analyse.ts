@@ -142,71 +142,56 @@ const BRIDGE_PX = 6
  * along its lines (words) and short across them (letter height), a single line included.
  */
 function meanRun(ink: Uint8Array, w: number, h: number, horizontal: boolean, bridge: number): number {
-  const outer = horizontal ? h : w
-  const inner = horizontal ? w : h
-  const step = horizontal ? 1 : w
   let runs = 0
   let total = 0
-  for (let o = 0; o < outer; o++) {
-    let i = horizontal ? o * w : o
-    let start = -1
-    let lastInk = -bridge - 1
-    for (let k = 0; k < inner; k++, i += step) {
-      if (ink[i] === 0) continue
-      if (k - lastInk > bridge + 1) {
-        if (start >= 0 && lastInk - start >= 2) { runs++; total += lastInk - start + 1 }
-        start = k
+  const close = (start: number, last: number) => { if (start >= 0 && last - start >= 2) { runs++; total += last - start + 1 } }
+  if (horizontal) {
+    for (let y = 0; y < h; y++) {
+      let start = -1
+      let last = -bridge - 2
+      for (let x = 0, i = y * w; x < w; x++, i++) {
+        if (ink[i] === 0) continue
+        if (x - last > bridge + 1) { close(start, last); start = x }
+        last = x
       }
-      lastInk = k
+      close(start, last)
     }
-    if (start >= 0 && lastInk - start >= 2) { runs++; total += lastInk - start + 1 }
+  } else {
+    // Column runs, walked row by row (memory order) with one run open per column.
+    const start = new Int32Array(w).fill(-1)
+    const last = new Int32Array(w).fill(-bridge - 2)
+    for (let y = 0; y < h; y++) {
+      for (let x = 0, i = y * w; x < w; x++, i++) {
+        if (ink[i] === 0) continue
+        if (y - last[x]! > bridge + 1) { close(start[x]!, last[x]!); start[x] = y }
+        last[x] = y
+      }
+    }
+    for (let x = 0; x < w; x++) close(start[x]!, last[x]!)
   }
   return runs === 0 ? 0 : total / runs
-}
-
-/**
- * The share of near-empty positions of a profile between its first and last inked one: high
- * across text lines (the gaps between lines run the full width), low along them.
- */
-function jumpiness(p: Float64Array): number {
-  let max = 0
-  for (const v of p) max = Math.max(max, v)
-  const floor = max * 0.03
-  let first = -1
-  let last = -1
-  for (let i = 0; i < p.length; i++) if (p[i]! > floor) { if (first < 0) first = i; last = i }
-  if (first < 0 || last <= first) return 0
-  let empty = 0
-  for (let i = first; i <= last; i++) if (p[i]! <= floor) empty++
-  return empty / (last - first + 1)
 }
 
 /** Strips the page is cut into along its lines, so a skewed scan's lines stay apart in each strip's profile. */
 const STRIPS = 16
 
 /**
- * Ink profiles of the page: across rows (`rows`, for horizontal text) and across columns (`cols`),
- * whole and per strip along the other direction.
+ * Ink profiles of the page per strip: across rows (`rowStrips`: vertical strips, for horizontal
+ * text) and across columns (`colStrips`: horizontal strips, for sideways text).
  */
 function profiles(ink: Uint8Array, w: number, h: number) {
-  const rows = new Float64Array(h)
-  const cols = new Float64Array(w)
   const rowStrips = Array.from({ length: STRIPS }, () => new Float64Array(h))
   const colStrips = Array.from({ length: STRIPS }, () => new Float64Array(w))
   const xStrip = new Uint8Array(w).map((_, x) => Math.min(STRIPS - 1, Math.floor((x * STRIPS) / w)))
   for (let y = 0; y < h; y++) {
     const yStrip = colStrips[Math.min(STRIPS - 1, Math.floor((y * STRIPS) / h))]!
-    let n = 0
     for (let x = 0, i = y * w; x < w; x++, i++) {
       if (ink[i] === 0) continue
-      n++
-      cols[x]!++
       yStrip[x]!++
       rowStrips[xStrip[x]!]![y]!++
     }
-    rows[y] = n
   }
-  return { rows, cols, rowStrips, colStrips }
+  return { rowStrips, colStrips }
 }
 
 interface Line { from: number; to: number }

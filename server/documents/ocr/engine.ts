@@ -225,11 +225,13 @@ export class OcrRecognizer {
   }
 
   /**
-   * The engine of one document: pages beyond the OCR page limit, or asked for once the document's
-   * time bound is reached (`expire`), are unreadable for that reason.
+   * The engine of one document: pages beyond its OCR page limit, all of them when OCR is off for
+   * it, or asked for once its time bound is reached (`expire`), are unreadable for that reason.
    */
-  forDocument(): DocumentOcr {
-    const limits = this.limits
+  forDocument(documentLimits: Pick<OcrLimits, 'maxPages' | 'disabledReason'> = this.limits): DocumentOcr {
+    // The document's own page limit and OCR switch (a workspace's evaluation policy narrows them);
+    // the recogniser outlives the document, so they are never taken from it.
+    const limits = { ...this.limits, maxPages: documentLimits.maxPages, disabledReason: documentLimits.disabledReason }
     const expired = new AbortController()
     const stats: OcrStats = { pages: 0, recognitions: 0, pageLimitReached: 0 }
     let pagesDone = 0

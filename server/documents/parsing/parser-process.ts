@@ -92,7 +92,7 @@ export function serveParseRequests(): void {
       let loading: Promise<DocumentOcr> | undefined
       const engine = () => (loading ??= (async () => {
         recognizer ??= new (await import('../ocr/engine')).OcrRecognizer(request.limits.ocr, slot)
-        return (documentOcr = recognizer.forDocument())
+        return (documentOcr = recognizer.forDocument(request.limits.ocr))
       })())
       const ocr: OcrEngine = {
         maxPixels: request.limits.ocr.maxPixels,
