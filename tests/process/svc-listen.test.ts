@@ -17,6 +17,7 @@ let db: TestDatabase
 let svc: ServiceProcess
 let env: Record<string, string | undefined>
 let key: string
+let listening: { kill(signal?: number | NodeJS.Signals): void } | undefined
 const forwarded: { headers: Headers; body: string }[] = []
 const forwardTarget = Bun.serve({
   hostname: '127.0.0.1', port: 0,
@@ -41,6 +42,7 @@ beforeAll(async () => {
 })
 
 afterAll(async () => {
+  listening?.kill('SIGKILL') // a failed run must not leave its listener behind
   await svc?.stop()
   forwardTarget.stop(true)
   await db?.drop()
@@ -114,6 +116,7 @@ test('svc listen prints each delivery with a verified signature and forwards it;
   for (const [k, v] of Object.entries({ ...process.env, ...env })) if (v !== undefined) childEnv[k] = v
   const listen = Bun.spawn(['bun', join(root, 'server/cli.ts'), 'listen', '--tenant', 'listen', '--forward-to', `http://127.0.0.1:${forwardTarget.port}/hook`, '--refresh-ms', '300'],
     { env: childEnv, stdout: 'pipe', stderr: 'pipe' })
+  listening = listen
   const out = lines(listen.stdout)
   const err = lines(listen.stderr)
   const receiving = await err.waitFor((l) => l.includes('receiving at https://127.0.0.1:'))
