@@ -74,10 +74,26 @@ class Engine {
     this.log = opts.log ?? ((level, message, extra) => deps.log.log(level, message, extra))
   }
 
+  /**
+   * Set when a claim failed: its update may have committed with the reply lost (a connection ended
+   * under it), leaving jobs locked by this worker that it does not know it holds.
+   */
+  claimLost = false
+
   /** Claims up to `n` due jobs for this worker. */
   async claim(n: number): Promise<ClaimedJob[]> {
     if (n <= 0) return []
     const { sql } = this.deps
+    if (this.claimLost) {
+      // Jobs locked by this worker that it neither runs nor holds queued were claimed by a claim whose
+      // answer never came: hand them back at once, the attempt not counted (nothing ran). Without
+      // this each waited for its lease and lost an attempt to every dropped connection.
+      const known = [...this.inflight.keys(), ...this.queued.map((j) => j.id)]
+      await sql`
+        update jobs set locked_by = null, locked_until = null, attempts = greatest(attempts - 1, 0), updated_at = now()
+        where locked_by = ${this.workerId} and not (id = any(${known}::uuid[]))`
+      this.claimLost = false
+    }
     const rows = await sql<{ id: string; kind: string; tenant_id: string | null; payload: Record<string, any>; attempts: number; last_error: string | null; request_id: string | null; traceparent: string | null; lease_expired: boolean }[]>`
       update jobs j
       set locked_by = ${this.workerId}, locked_until = now() + make_interval(secs => ${this.leaseMs / 1000}),
@@ -189,7 +205,7 @@ class Engine {
       // Neither the finish nor the retry could be written (the database is away): hand the job
       // back as soon as the database answers again, rather than when its lease lapses.
       this.log('warn', 'job runner failure; handing the job back once the database answers', { job_id: job.id, kind: job.kind, error: String((e as Error)?.message ?? e) })
-      void this.handBack(job)
+      void this.handBack(job, !isDependencyOutage(e))
     })
       .finally(() => { this.inflight.delete(job.id); workDone() })
     this.inflight.set(job.id, p)
@@ -305,15 +321,17 @@ class Engine {
 
   /**
    * Gives up this worker's claim on a job whose outcome could not be written, retrying while the
-   * database is unreachable (at most until the lease would have lapsed anyway). The attempt stays
-   * counted; the job runs again after a second.
+   * database is unreachable (at most until the lease would have lapsed anyway); the job runs again
+   * after a second. The attempt stays counted unless `spent` is false: an outcome lost to an
+   * unavailable database is not the job's failure, like a run that met the outage itself.
    */
-  async handBack(job: ClaimedJob): Promise<void> {
+  async handBack(job: ClaimedJob, spent = true): Promise<void> {
     const until = Date.now() + this.leaseMs
     for (let wait = 100; Date.now() < until; wait = Math.min(wait * 2, 2000)) {
       try {
         await this.deps.sql`
-          update jobs set locked_by = null, locked_until = null, run_at = now() + interval '1 second', updated_at = now()
+          update jobs set locked_by = null, locked_until = null, run_at = now() + interval '1 second', updated_at = now(),
+            attempts = case when ${spent} then attempts else greatest(attempts - 1, 0) end
           where id = ${job.id} and locked_by = ${this.workerId}`
         return
       } catch {
@@ -404,6 +422,7 @@ export function startRunner(deps: AppDeps, kinds: Record<string, JobKind>, opts:
         } catch (e) {
           if (stopping) break
           // The database is away: back off (doubling to 10 s) and try again; nothing is lost, the jobs wait in their table.
+          engine.claimLost = true
           claimFailures++
           const wait = Math.min(10_000, pollMs * 2 ** Math.min(claimFailures, 10))
           engine.log(claimFailures === 1 ? 'error' : 'warn', 'job claim failed', { error: String((e as Error)?.message ?? e), retry_in_ms: wait })
