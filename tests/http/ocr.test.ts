@@ -149,7 +149,7 @@ describe('OCR of scans and photos', () => {
     const pdf = await fetch(`${app.url}/v1/scenarios/${sc}/reports/${report.body.id}/download`, { headers: { authorization: `Bearer ${k}` } })
     const { text } = await extractText(await getDocumentProxy(new Uint8Array(await pdf.arrayBuffer())), { mergePages: true })
     const flat = text.replace(/\s+/g, ' ')
-    expect(flat).toContain('Documents (2)')
+    expect(flat).toContain('Documents and read coverage (2)')
     expect(flat).toContain('Warning: 1 of 2 documents were not read in full')
     expect(flat).toContain('application-scan.pdf: 2 pages, 2 by OCR')
     expect(flat).toContain('photo.heic: not read (failed: the HEIC image could not be decoded)')

@@ -80,10 +80,10 @@ describe('upload start refusals store nothing', () => {
     expect(problemOf(none).status).toBe(404)
   })
 
-  test('a content type with parameters is matched by its media type and stored bare', async () => {
-    const doc = await fresh({ ...text, contentType: 'Text/Plain; charset=utf-8' })
-    expect(doc.content_type).toBe('text/plain')
-    expect(doc.upload.headers).toEqual({ 'content-type': 'text/plain' })
+  test('a content type with parameters is matched by its media type; a text type keeps only its charset', async () => {
+    const doc = await fresh({ ...text, contentType: 'Text/Plain; charset=utf-8; format=flowed' })
+    expect(doc.content_type).toBe('text/plain; charset=utf-8')
+    expect(doc.upload.headers).toEqual({ 'content-type': 'text/plain' }) // the PUT is matched by media type
   })
 })
 
