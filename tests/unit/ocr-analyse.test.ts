@@ -4,9 +4,11 @@
  * tall its lines are, so a large photo is scaled to the text height OCR needs and a screenshot is
  * not; and the pages it cannot judge (blank, noise) are marked unsure with no line height.
  */
-import { describe, expect, test } from 'bun:test'
+import { describe, expect, test, setDefaultTimeout } from 'bun:test'
 import { analysePage, preparePage, recognitionScale, TARGET_LINE_PX } from '../../server/documents/ocr/analyse'
 import { blankPage, noisePage, scanned, screenshotPage, textPage, turned } from '../helpers/scans'
+
+setDefaultTimeout(60_000) // file-scoped in Bun 1.4: the preload only reaches the first file
 
 const png = (c: { toBuffer(t: 'image/png'): Buffer }) => new Uint8Array(c.toBuffer('image/png'))
 const lines = Array.from({ length: 20 }, (_, i) => `2024-03-${String(i + 1).padStart(2, '0')}  Payment received from Acme Holdings LLC invoice ${1000 + i}  amount ${(1234.5 + i * 17).toFixed(2)}`)
