@@ -28,6 +28,21 @@ export function named<T extends TSchema>(name: string, schema: T): T {
   return schema
 }
 
+/** The schema key `oneOfBy` sets; the OpenAPI writer (server/http/openapi-schemas.ts) reads it. */
+export const ONE_OF_BY = 'x-svc-one-of-by'
+
+/**
+ * Marks an object whose members depend on its `property` (a closed set of strings): for each value,
+ * the member of that name is required and the members named by the other values are absent
+ * (`channel: "email"` comes with `email`, not `webhook`). The validator sees the plain object and
+ * the route checks the dependency itself, with a pointer at the member; the document states it as
+ * `oneOf` with a discriminator on `property`. Returns the same schema.
+ */
+export function oneOfBy<T extends TSchema>(property: string, schema: T): T {
+  ;(schema as Record<string, unknown>)[ONE_OF_BY] = property
+  return schema
+}
+
 /** A server-assigned UUID. */
 export const Uuid = t.String({ format: 'uuid' })
 
