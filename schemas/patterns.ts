@@ -49,5 +49,12 @@ export const MEMBER_EMAIL_PATTERN = `^${ADDRESS_CHAR}+@${ADDRESS_CHAR}+\\.${ADDR
 /** A notification recipient (with `format: email`): a local part of 1-64 characters and a top-level domain of 2 or more. */
 export const RECIPIENT_EMAIL_PATTERN = `^${ADDRESS_CHAR}{1,64}@${ADDRESS_CHAR}+\\.[^\\s\\u0000@<>()[\\]\\\\,;:".]{2,}$`
 
+/**
+ * Free text that holds a character other than white space (and no NUL): a name, a reason or a note
+ * the route refuses when it is blank, as a domain rule (422 without errors[], the field named in
+ * `detail`, as the spec has it), so the validator does not apply it; the document states it.
+ */
+export const NON_BLANK_TEXT_PATTERN = '^[^\\u0000]*[^\\s\\u0000][^\\u0000]*$'
+
 /** A value that holds a character other than white space (the Idempotency-Key header). */
 export const NOT_BLANK_PATTERN = '\\S'

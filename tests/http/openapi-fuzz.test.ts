@@ -63,6 +63,9 @@ function valid(schema: Schema | undefined, name = ''): unknown {
       // A channel names the member that must come with it (email -> email, webhook -> webhook).
       if (typeof out.channel === 'string' && s.properties?.[out.channel]) out[out.channel] = valid(s.properties[out.channel], out.channel)
       for (const [k, v] of Object.entries(branchOf(s, out))) out[k] ??= v
+      // Exactly one of some members (oneOf of one `required` each): the first.
+      const first = (s.oneOf ?? []).find((b: Schema) => !b.$ref && Array.isArray(b.required) && Object.keys(b).length === 1)
+      if (first && !s.discriminator) out[first.required[0]] ??= valid(s.properties?.[first.required[0]], first.required[0])
       return out
     }
     case 'array': return Array.from({ length: s.minItems ?? 0 }, () => valid(s.items, name))
@@ -340,6 +343,7 @@ test('every optional body member, oneOf branches included: values the document c
   const failures: string[] = []
   let valids = 0
   let pointed = 0
+  let ruleChecks = 0
   const schemaErrors = (r: { status: number; body: any }) => (r.status === 422 && Array.isArray(r.body?.errors) ? r.body.errors as { pointer: string; message: string }[] : [])
   for (const o of bodyOperations()) {
     if (o.path === '/v1/embed/sessions') continue // every failure of the exchange is the same 401
@@ -369,6 +373,18 @@ test('every optional body member, oneOf branches included: values the document c
       valids++
       if (r.status >= 500 || r.status === 400 || (r.status === 422 && Array.isArray(r.body?.errors))) failures.push(`${o.method} ${o.path} ${what} (valid by the document): ${r.status} ${JSON.stringify(r.body?.errors ?? r.body?.detail ?? '')}`)
     }
+    // Rules a route checks itself that the document states: exactly one of some members, non-blank text.
+    const exactly: string[] = (s.oneOf ?? []).filter((b: Schema) => !b.$ref && Array.isArray(b.required) && Object.keys(b).length === 1).map((b: Schema) => b.required[0] as string)
+    const blanks = Object.entries<Schema>(s.properties ?? {}).filter(([, p]) => /\[\^\\s/.test(resolve(p).pattern ?? '') && resolve(p).type === 'string').map(([k]) => k)
+    const ruleBodies: [string, Record<string, unknown>][] = [
+      ...(exactly.length > 1 ? [['neither of the oneOf members', Object.fromEntries(Object.entries(base).filter(([k]) => !exactly.includes(k)))], ['all of the oneOf members', { ...base, ...Object.fromEntries(exactly.map((k) => [k, valid(s.properties[k], k)])) }]] as [string, Record<string, unknown>][] : []),
+      ...blanks.map((k) => [`blank ${k}`, { ...base, [k]: '   ' }] as [string, Record<string, unknown>]),
+    ]
+    for (const [what, body] of ruleBodies) {
+      const r = await send(o, body)
+      ruleChecks++
+      if (r.status !== 422 && !(o.path.includes('{') && r.status >= 400 && r.status < 500)) failures.push(`${o.method} ${o.path} ${what} (invalid by the document): ${r.status}`)
+    }
     for (const [field, prop] of optional) {
       for (const [bad, why] of invalidValues(prop, field)) {
         const r = await send(o, { ...base, [field]: bad })
@@ -382,4 +398,5 @@ test('every optional body member, oneOf branches included: values the document c
   expect(failures).toEqual([])
   expect(valids).toBeGreaterThan(60)
   expect(pointed).toBeGreaterThan(50)
+  expect(ruleChecks).toBeGreaterThan(10)
 })
