@@ -3,15 +3,15 @@
  */
 import { t } from 'elysia'
 import { Type } from '@sinclair/typebox'
-import { Timestamp, Uuid, named, OneOf, pageQuery } from './common'
+import { Timestamp, Uuid, named, OneOf, pageQuery, NonBlankText } from './common'
 import { SCOPES } from './access'
 
 const Environment = t.Union([t.Literal('live'), t.Literal('test')])
 
 /** POST /v1/api-keys body. */
 export const ApiKeyCreate = t.Object({
-  name: t.String({ minLength: 1, maxLength: 200 }),
-  scopes: t.Array(t.String(), { minItems: 1, maxItems: 20, description: 'scenarios:read, scenarios:write, question_sets:read, question_sets:write, settings:write, notifications:write, embed:mint (grants nothing else), billing:read, billing:write' }),
+  name: NonBlankText({ minLength: 1, maxLength: 200 }),
+  scopes: t.Array(OneOf(SCOPES), { minItems: 1, maxItems: 20, description: 'scenarios:read, scenarios:write, question_sets:read, question_sets:write, settings:write, notifications:write, embed:mint (grants nothing else), billing:read, billing:write' }),
   expires_at: t.Optional(t.Union([t.String({ format: 'date-time' }), t.Null()], { description: 'When the key stops working; absent or null: it does not expire.' })),
   environment: t.Optional(t.Union([t.Literal('live'), t.Literal('test')], { description: 'live (default) or test; a test key is marked as such in GET /v1/tenants/me.' })),
 })

@@ -4,7 +4,7 @@
  */
 import { t } from 'elysia'
 import { Type } from '@sinclair/typebox'
-import { Timestamp, Uuid, Int, named, OneOf, pageQuery } from './common'
+import { Timestamp, Uuid, Int, named, OneOf, pageQuery, NonBlankText, exactlyOneOf } from './common'
 import { Block, DocumentCreate, PageSummary, UploadInstructions } from './document'
 import { QuestionSchema, Criticality, AnswerTypeSchema } from './question-set'
 import { InlineNotifications } from './notifications'
@@ -13,7 +13,7 @@ import { InlineNotifications } from './notifications'
 
 /** POST /v1/question-groups body. */
 export const QuestionGroupCreate = t.Object({
-  name: t.String({ minLength: 1, maxLength: 200 }),
+  name: NonBlankText({ minLength: 1, maxLength: 200 }),
   description: t.Optional(t.String({ maxLength: 4000 })),
 })
 
@@ -266,10 +266,10 @@ export const SupersessionDecision = t.Object({ note: t.Optional(t.String({ maxLe
 // ---- cost budgets (operators) ----
 
 /** PUT /v1/tenants/{tenantId}/cost-budget body: one of limit_micro or limit. */
-export const BudgetWrite = t.Object({
+export const BudgetWrite = exactlyOneOf(['limit_micro', 'limit'], t.Object({
   limit_micro: t.Optional(Int({ minimum: 0 })),
   limit: t.Optional(t.String({ pattern: '^\\d{1,12}(\\.\\d{1,6})?$', description: 'Decimal string, e.g. "25.50".' })),
-})
+}))
 
 /** A workspace's budget and what it has spent. */
 export const Budget = named('CostBudget', t.Object({

@@ -5,7 +5,7 @@
  */
 import { t } from 'elysia'
 import { Type } from '@sinclair/typebox'
-import { Timestamp, Uuid, Int, pageQuery } from './common'
+import { Timestamp, Uuid, Int, pageQuery, NonBlankText, exactlyOneOf } from './common'
 import { InlineNotifications } from './notifications'
 
 /** A period: a calendar month `YYYY-MM` in the workspace's time zone. */
@@ -121,7 +121,7 @@ export const InvoiceLine = t.Object({
 })
 
 /** POST /v1/billing/reconciliations body: exactly one of invoice (JSON lines) and invoice_upload (a CSV through the two-phase upload). */
-export const ReconciliationCreate = t.Object({
+export const ReconciliationCreate = exactlyOneOf(['invoice', 'invoice_upload'], t.Object({
   period: Period,
   invoice: t.Optional(t.Object({
     currency: t.Optional(t.String({ minLength: 3, maxLength: 3 })),
@@ -134,7 +134,7 @@ export const ReconciliationCreate = t.Object({
     currency: t.Optional(t.String({ minLength: 3, maxLength: 3 })),
   }, { description: 'A CSV invoice (columns kind, meter, quantity, unit_price, amount, description) uploaded with the presigned PUT in the reply, then completed.' })),
   notifications: InlineNotifications,
-})
+}))
 
 /** A reconciliation (the billing_reconciliation task). */
 export const Reconciliation = t.Object({
@@ -205,7 +205,7 @@ export const FindingListQuery = Type.Object({
 /** Path parameters naming a finding. */
 export const FindingParams = t.Object({ findingId: Uuid })
 /** POST .../acknowledge and .../resolve body. */
-export const FindingDecision = t.Object({ note: t.String({ minLength: 1, maxLength: 2000 }) })
+export const FindingDecision = t.Object({ note: NonBlankText({ minLength: 1, maxLength: 2000 }) })
 
 // ---- operator surface (outside the /v1 promise) ----
 

@@ -5,7 +5,7 @@
  */
 import { t } from 'elysia'
 import { Type } from '@sinclair/typebox'
-import { Timestamp, Uuid, Int, named, pageQuery } from './common'
+import { Timestamp, Uuid, Int, named, pageQuery, NonBlankText } from './common'
 
 const Status = t.Union([t.Literal('requested'), t.Literal('approved'), t.Literal('denied'), t.Literal('revoked')])
 
@@ -30,7 +30,7 @@ export const BreakGlassRequest = named('BreakGlassRequest', t.Object({
 
 /** The operator's request body. */
 export const BreakGlassCreate = t.Object({
-  reason: t.String({ minLength: 1, maxLength: 2000 }),
+  reason: NonBlankText({ minLength: 1, maxLength: 2000 }),
   duration_minutes: t.Optional(Int({ minimum: 1, maximum: 1440, default: 60, description: 'Access window once approved; default 60' })),
 })
 

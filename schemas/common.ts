@@ -2,7 +2,8 @@
  * Shapes shared by every resource family: identifiers, the Problem object and the page object.
  */
 import { t, type TSchema } from 'elysia'
-import { Type, type IntegerOptions, type SchemaOptions, type TLiteral, type TUnion } from '@sinclair/typebox'
+import { Type, type IntegerOptions, type SchemaOptions, type StringOptions, type TLiteral, type TUnion } from '@sinclair/typebox'
+import { NON_BLANK_TEXT_PATTERN } from './patterns'
 
 /**
  * An integer as plain JSON Schema `integer`. Elysia's own `t.Integer` also takes numeric strings
@@ -25,6 +26,45 @@ export function OneOf<const V extends readonly [string, ...string[]]>(values: V,
  */
 export function named<T extends TSchema>(name: string, schema: T): T {
   ;(schema as Record<string, unknown>)['x-component'] = name
+  return schema
+}
+
+/** The schema key `oneOfBy` sets; the OpenAPI writer (server/http/openapi-schemas.ts) reads it. */
+export const ONE_OF_BY = 'x-svc-one-of-by'
+
+/**
+ * Marks an object whose members depend on its `property` (a closed set of strings): for each value,
+ * the member of that name is required and the members named by the other values are absent
+ * (`channel: "email"` comes with `email`, not `webhook`). The validator sees the plain object and
+ * the route checks the dependency itself, with a pointer at the member; the document states it as
+ * `oneOf` with a discriminator on `property`. Returns the same schema.
+ */
+export function oneOfBy<T extends TSchema>(property: string, schema: T): T {
+  ;(schema as Record<string, unknown>)[ONE_OF_BY] = property
+  return schema
+}
+
+/** The schema key of a pattern the document states and the route checks itself (see `NonBlankText`). */
+export const STATED_PATTERN = 'x-svc-stated-pattern'
+
+/**
+ * Free text that must hold a character other than white space: a string schema whose document says
+ * so as a `pattern`, while the route refuses a blank value as a domain rule (422 without errors[], the
+ * field named in `detail`, as the spec requires), so the validator is not given the pattern.
+ */
+export const NonBlankText = (options: StringOptions & { minLength?: number; maxLength?: number }) =>
+  Type.String({ ...options, [STATED_PATTERN]: NON_BLANK_TEXT_PATTERN, description: [options.description, 'Must contain a character other than white space (else 422 without errors[], the field named in detail).'].filter(Boolean).join(' ') })
+
+/** The schema key `exactlyOneOf` sets; the OpenAPI writer reads it. */
+export const EXACTLY_ONE_OF = 'x-svc-exactly-one-of'
+
+/**
+ * Marks an object of which exactly one of `members` must be present (`invoice` or `invoice_upload`):
+ * the route refuses both or neither as a domain rule (422 without errors[]); the document states it
+ * as `oneOf` of one `required` each. Returns the same schema.
+ */
+export function exactlyOneOf<T extends TSchema>(members: readonly string[], schema: T): T {
+  ;(schema as Record<string, unknown>)[EXACTLY_ONE_OF] = [...members]
   return schema
 }
 

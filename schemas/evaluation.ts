@@ -4,7 +4,7 @@
  */
 import { t } from 'elysia'
 import { Type } from '@sinclair/typebox'
-import { Timestamp, Uuid, Int, OneOf, named, pageQuery } from './common'
+import { Timestamp, Uuid, Int, OneOf, named, pageQuery, NonBlankText } from './common'
 import { InlineNotifications } from './notifications'
 import { AnswerTypeSchema, Criticality } from './question-set'
 
@@ -110,7 +110,7 @@ export const DecisionSchema = named('Decision', t.Object({
 /** POST /v1/scenarios/{id}/decision/review body. */
 export const DecisionReviewRequest = t.Object({
   outcome: DecisionOutcome,
-  reason: t.String({ minLength: 1, maxLength: 2000 }),
+  reason: NonBlankText({ minLength: 1, maxLength: 2000 }),
   evaluation_id: t.Optional(t.String({ format: 'uuid', description: 'Default: the latest succeeded evaluation' })),
 })
 

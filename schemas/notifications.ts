@@ -4,7 +4,8 @@
  */
 import { t, type Static } from 'elysia'
 import { Type } from '@sinclair/typebox'
-import { Timestamp, Uuid, Int, OneOf, named, pageQuery } from './common'
+import { Timestamp, Uuid, Int, OneOf, named, oneOfBy, pageQuery } from './common'
+import { HTTPS_URL_PATTERN, RECIPIENT_EMAIL_PATTERN } from './patterns'
 
 /** The task kinds of the spec (the list grows; receivers ignore unknown kinds). */
 export const TASK_KINDS = [
@@ -17,20 +18,27 @@ export type TaskKind = (typeof TASK_KINDS)[number]
 
 /** An email target. */
 export const EmailTarget = t.Object({
-  address: t.String({ format: 'email', maxLength: 254, description: 'The recipient address.' }),
+  address: t.String({ format: 'email', pattern: RECIPIENT_EMAIL_PATTERN, maxLength: 254, description: 'The recipient address.' }),
 })
 
 /** A webhook target: one https URL. */
 export const WebhookTarget = t.Object({
-  url: t.String({ minLength: 1, maxLength: 2048, description: 'An https URL (http is refused).' }),
+  url: t.String({ format: 'uri', pattern: HTTPS_URL_PATTERN, minLength: 1, maxLength: 2048, description: 'An absolute https URL (http and other schemes are refused at subscribe time), without userinfo.' }),
 })
 
+/**
+ * The targets as a subscription shows them: the shapes without the request patterns, so a
+ * subscription stored before a rule was stated still reads back (responses are validated too).
+ */
+const StoredEmailTarget = t.Object({ address: t.String({ format: 'email', maxLength: 254, description: 'The recipient address.' }) })
+const StoredWebhookTarget = t.Object({ url: t.String({ minLength: 1, maxLength: 2048, description: 'The https URL deliveries are POSTed to.' }) })
+
 /** One inline item: `{channel: 'email', email: {address}}` or `{channel: 'webhook', webhook: {url}}`. */
-export const InlineNotification = t.Object({
+export const InlineNotification = oneOfBy('channel', t.Object({
   channel: t.Union([t.Literal('email'), t.Literal('webhook')]),
   email: t.Optional(EmailTarget),
   webhook: t.Optional(WebhookTarget),
-})
+}))
 /** One inline notification item. */
 export type InlineNotification = Static<typeof InlineNotification>
 
@@ -50,13 +58,13 @@ export const Channel = OneOf(['email', 'webhook'])
 export const TaskKindSchema = t.Union(TASK_KINDS.map((k) => t.Literal(k)), { description: 'One of the task kinds (the list grows; receivers ignore kinds they do not know).' })
 
 /** POST /v1/task-notification-subscriptions body. */
-export const SubscriptionCreate = t.Object({
+export const SubscriptionCreate = oneOfBy('channel', t.Object({
   task_kind: TaskKindSchema,
   task_id: Uuid,
   channel: Channel,
   email: t.Optional(EmailTarget),
   webhook: t.Optional(WebhookTarget),
-})
+}))
 
 /** A subscription as every endpoint returns it. */
 export const Subscription = named('Subscription', t.Object({
@@ -64,8 +72,8 @@ export const Subscription = named('Subscription', t.Object({
   task_kind: TaskKindSchema,
   task_id: Uuid,
   channel: Channel,
-  email: t.Optional(EmailTarget),
-  webhook: t.Optional(WebhookTarget),
+  email: t.Optional(StoredEmailTarget),
+  webhook: t.Optional(StoredWebhookTarget),
   status: OneOf(['active']),
   created_at: Timestamp,
 }))

@@ -3,7 +3,7 @@
  */
 import { t, type Static } from 'elysia'
 import { Type } from '@sinclair/typebox'
-import { Timestamp, Uuid, Int, OneOf, named, pageQuery } from './common'
+import { Timestamp, Uuid, Int, OneOf, named, pageQuery, NonBlankText } from './common'
 import { InlineNotifications } from './notifications'
 
 /** The question criticalities. */
@@ -48,7 +48,7 @@ export type Question = Static<typeof QuestionSchema>
 
 /** POST /v1/question-sets body. */
 export const QuestionSetCreate = t.Object({
-  name: t.String({ minLength: 1, maxLength: 200 }),
+  name: NonBlankText({ minLength: 1, maxLength: 200 }),
   vertical: t.Optional(t.Union([t.String({ maxLength: 64 }), t.Null()], {
     description: "A key of GET /v1/verticals. Absent: the workspace's default binding (tenant settings `vertical`) at creation; "
       + 'null: the shipped default entry whatever the workspace binds.',

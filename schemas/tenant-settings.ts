@@ -3,6 +3,7 @@
  */
 import { t } from 'elysia'
 import { Int, named } from './common'
+import { HTTPS_ORIGIN_PATTERN } from './patterns'
 
 const origins = {
   description: 'Exact lower-case https origins (scheme, host, optional port; no path, query, fragment, userinfo or wildcard), '
@@ -26,7 +27,7 @@ const SynonymGroups = t.Record(t.String({ pattern: '^[a-z0-9_]{1,64}$' }), t.Arr
 
 /** PUT /v1/tenant-settings body: the whole document; an omitted field is cleared. */
 export const TenantSettingsInput = t.Object({
-  embed_allowed_origins: t.Optional(t.Array(t.String(), origins)),
+  embed_allowed_origins: t.Optional(t.Array(t.String({ maxLength: 255, pattern: HTTPS_ORIGIN_PATTERN }), origins)),
   time_zone: t.Optional(t.Union([t.String({ maxLength: 64 }), t.Null()], timeZone)),
   notification_retention_days: t.Optional(t.Union([Int({ minimum: 1, maximum: 3650 }), t.Null()], retention)),
   break_glass_require_tenant_approval: t.Optional(t.Boolean(approval)),

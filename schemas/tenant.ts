@@ -4,10 +4,11 @@
 import { t } from 'elysia'
 import { Timestamp, Uuid, named, OneOf } from './common'
 import { ROLES, SCOPES } from './access'
+import { SLUG_PATTERN } from './patterns'
 
 /** POST /v1/tenants body: convergent on slug. */
 export const TenantCreate = t.Object({
-  slug: t.String({ minLength: 1, maxLength: 63, pattern: '^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$', description: 'Lower-case letters, digits and inner hyphens; identifies the workspace.' }),
+  slug: t.String({ minLength: 1, maxLength: 63, pattern: SLUG_PATTERN, description: 'Lower-case letters, digits and inner hyphens; identifies the workspace.' }),
   name: t.Optional(t.String({ minLength: 1, maxLength: 200, description: 'Display name; the slug when absent.' })),
   organization_id: t.Optional(t.String({ minLength: 1, maxLength: 200, description: "Binds the workspace to an identity organization: members' tokens must then state it." })),
 })

@@ -5,6 +5,7 @@ import { t } from 'elysia'
 import { Type } from '@sinclair/typebox'
 import { Timestamp, Uuid, named, pageQuery } from './common'
 import { Tenant } from './tenant'
+import { MEMBER_EMAIL_PATTERN } from './patterns'
 
 const Role = t.Union([t.Literal('admin'), t.Literal('reviewer'), t.Literal('underwriter'), t.Literal('viewer')])
 
@@ -35,7 +36,7 @@ export const UserListQuery = Type.Object({
 
 /** POST /v1/tenants/{tenantId}/invitations body. */
 export const InvitationCreate = t.Object({
-  email: t.String({ minLength: 3, maxLength: 254, description: 'The invitee; the acceptance token is mailed here.' }),
+  email: t.String({ minLength: 3, maxLength: 254, pattern: MEMBER_EMAIL_PATTERN, description: 'The invitee; the acceptance token is mailed here.' }),
   role: t.Optional(t.Union(Role.anyOf, { description: "The role the invitee gets; absent: admin (the endpoint invites a workspace's first administrator)." })),
 })
 

@@ -17,6 +17,7 @@ import { accessControl } from '../auth/access'
 import { ProblemError } from '../http/problem'
 import { responses } from '../http/docs'
 import { allowedOrigins } from './origins'
+import { SLUG_PATTERN } from '../../schemas/patterns'
 import { EXAMPLE_HOST, FRAME_CSS, FRAME_JS, type FrameAsset } from './bundle'
 
 /** The policy of a frame document embeddable by `origins` (the one origin that asked for it). */
@@ -93,7 +94,7 @@ export function frameDocumentRoutes(deps: AppDeps) {
       return frameHtml()
     }, {
       access: { public: true },
-      params: t.Object({ slug: t.String({ maxLength: 63 }) }),
+      params: t.Object({ slug: t.String({ maxLength: 63, pattern: SLUG_PATTERN, description: 'The workspace slug (lower-case letters, digits and inner hyphens); another shape is 400 malformed.' }) }),
       detail: {
         summary: 'The embedded read-only case view (an HTML document for an iframe)',
         description: 'No credential in the URL; the host hands a handoff to the frame in svc:init. The request states the embedding page\'s origin (its Referer, as browsers send it for an iframe, or Origin); 404 with frame-ancestors \'none\' when it states none or embedding is not enabled for it, the same as for an unknown workspace. The policy names only that origin as frame ancestor.',

@@ -3,6 +3,7 @@
  * allow-list as it stands now (read from `tenant_settings`, owned by the workspace settings).
  */
 import type { Tx } from '../db/connect'
+import { charLength } from '../http/json-text'
 
 /** Longest origin accepted (the allow-list's own limit). */
 export const ORIGIN_MAX_LENGTH = 255
@@ -13,7 +14,7 @@ export const ORIGIN_MAX_LENGTH = 255
  * string equals its own serialised origin, the form a browser reports in `MessageEvent.origin`.
  */
 export function originProblem(value: string): string | null {
-  if (value.length > ORIGIN_MAX_LENGTH) return `must be at most ${ORIGIN_MAX_LENGTH} characters`
+  if (charLength(value) > ORIGIN_MAX_LENGTH) return `must be at most ${ORIGIN_MAX_LENGTH} characters`
   if (value.includes('*')) return 'must not contain a wildcard'
   let url: URL
   try { url = new URL(value) } catch { return 'must be an https origin such as https://host.example' }

@@ -3,12 +3,13 @@
  */
 import { t } from 'elysia'
 import { Timestamp, Uuid, Int, named } from '../../schemas/common'
+import { HTTPS_ORIGIN_PATTERN, MEMBER_EMAIL_PATTERN } from '../../schemas/patterns'
 
 /** POST /v1/embed/handoffs body. */
 export const HandoffCreate = t.Object({
   scenario_id: Uuid,
-  host_origin: t.String({ minLength: 1, maxLength: 255, description: 'The exact https origin of the host page, e.g. https://host.example' }),
-  subject_email: t.String({ minLength: 3, maxLength: 254, description: 'Email address of the workspace member the view is opened for.' }),
+  host_origin: t.String({ minLength: 1, maxLength: 255, pattern: HTTPS_ORIGIN_PATTERN, description: 'The exact lower-case https origin of the host page, e.g. https://host.example (scheme, host, optional port other than 443; no path, not even a trailing /).' }),
+  subject_email: t.String({ minLength: 3, maxLength: 254, pattern: MEMBER_EMAIL_PATTERN, description: 'Email address of the workspace member the view is opened for.' }),
 })
 
 /** A minted handoff: shown once, single use, about 60 seconds. */

@@ -12,6 +12,7 @@ import type { EmbedSessionResolver, Principal } from '../auth/principal'
 import { problems } from '../http/problem'
 import { responses } from '../http/docs'
 import { readCappedText } from '../http/body'
+import { charLength } from '../http/json-text'
 import { hashSecret, isSecretShaped, mintSecret } from './secrets'
 import { allowedOrigins } from './origins'
 import { EmbedSession, SessionCreate } from './schemas'
@@ -98,7 +99,7 @@ export async function readExchangeBody(request: Request): Promise<{ handoff: str
   }
   if (!value || typeof value !== 'object' || Array.isArray(value)) return null
   const { handoff, host_origin: hostOrigin } = value as { handoff?: unknown; host_origin?: unknown }
-  if (!isSecretShaped(handoff) || typeof hostOrigin !== 'string' || hostOrigin.length === 0 || hostOrigin.length > 255) return null
+  if (!isSecretShaped(handoff) || typeof hostOrigin !== 'string' || hostOrigin.length === 0 || charLength(hostOrigin) > 255) return null
   return { handoff, hostOrigin }
 }
 

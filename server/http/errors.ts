@@ -7,6 +7,7 @@ import { Elysia } from 'elysia'
 import { ProblemError, problemResponse, type FieldError } from './problem'
 import { contextOfRequest, requestIdOf } from './request-id'
 import { dependencyProblem } from './dependency-errors'
+import { patternMessage } from './pattern-messages'
 import type { RouteMethods } from './methods'
 import { defaultLogger } from '../observability/log'
 
@@ -14,6 +15,8 @@ interface TypeBoxError { path: string; message: string; schema?: Record<string, 
 
 /** A readable message for one schema violation. */
 function describe(e: TypeBoxError): string {
+  const stated = patternMessage(e.schema, e.value)
+  if (stated !== undefined) return stated
   const options = (e.schema?.anyOf as Array<{ const?: unknown }> | undefined)?.map((s) => s.const)
   if (options && options.every((o) => o !== undefined)) return `must be one of: ${options.join(', ')}`
   if (Array.isArray(e.schema?.enum)) return `must be one of: ${(e.schema!.enum as unknown[]).join(', ')}`

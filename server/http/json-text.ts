@@ -29,6 +29,24 @@ export function jsonDepth(text: string): number {
   return max
 }
 
+/**
+ * The length of a string as the OpenAPI document's `maxLength`/`minLength` count it: Unicode code
+ * points (JSON Schema's characters), not UTF-16 code units, so an emoji is one character. The
+ * validator counts the same way (patches/@sinclair%2Ftypebox@0.34.52.patch); every length rule the
+ * service checks by hand uses this too.
+ */
+export function charLength(s: string): number {
+  let n = s.length
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i)
+    if (c >= 0xd800 && c <= 0xdbff && i + 1 < s.length) {
+      const d = s.charCodeAt(i + 1)
+      if (d >= 0xdc00 && d <= 0xdfff) { n--; i++ }
+    }
+  }
+  return n
+}
+
 /** Why a string cannot be stored as text, or undefined when it can. */
 export function textProblem(s: string): string | undefined {
   if (s.includes('\u0000')) return 'must not contain NUL (U+0000)'

@@ -4,12 +4,13 @@
  * an operation that can answer idempotency_conflict takes Idempotency-Key; one that can answer
  * precondition_failed takes If-Match and returns an ETag; every response carries X-Request-Id.
  */
+import { NOT_BLANK_PATTERN } from '../../schemas/patterns'
 
 interface HeaderSpec { name: string; request: boolean; response: boolean; description: string; schema: Record<string, unknown> }
 
 /** Every documented header, by component key. */
 export const HEADERS = {
-  IdempotencyKey: { name: 'Idempotency-Key', request: true, response: false, schema: { type: 'string', minLength: 1, maxLength: 255 }, description: 'Makes the request safe to retry: scoped to the workspace and route, kept 24 hours; a replay with the same body returns the stored status and body, another body is 409 idempotency_conflict.' },
+  IdempotencyKey: { name: 'Idempotency-Key', request: true, response: false, schema: { type: 'string', minLength: 1, maxLength: 255, pattern: NOT_BLANK_PATTERN }, description: 'At most 255 characters, not blank (white space only is 422). Makes the request safe to retry: scoped to the workspace and route, kept 24 hours; a replay with the same body returns the stored status and body, another body is 409 idempotency_conflict.' },
   IfMatch: { name: 'If-Match', request: true, response: false, schema: { type: 'string' }, description: 'The ETag of the version the change is based on; 412 precondition_failed when it is no longer current.' },
   LastEventId: { name: 'Last-Event-ID', request: true, response: false, schema: { type: 'string', pattern: '^\\s*\\d{1,15}\\s*$' }, description: 'Resume the stream after this event id (the case event sequence number: a whole number of at most 15 digits; anything else is 400 malformed).' },
   RequestId: { name: 'X-Request-Id', request: true, response: true, schema: { type: 'string' }, description: 'The request id; equals request_id of a problem body. An inbound value is echoed only when it is a short safe token ([A-Za-z0-9._:-]{1,64}).' },

@@ -1,9 +1,13 @@
 /**
  * TypeBox schemas as the OpenAPI document shows them: named schemas (see `named` in
  * schemas/common.ts) become `#/components/schemas/<name>` references, closed sets of string literals
- * become `enum`, and string-keyed records become `additionalProperties`. One writer per document.
+ * become `enum`, string-keyed records become `additionalProperties`, and an object marked with
+ * `oneOfBy` gets `oneOf` with a discriminator. One writer per document.
  */
 import type { TSchema } from '@sinclair/typebox'
+import { EXACTLY_ONE_OF, ONE_OF_BY, STATED_PATTERN } from '../../schemas/common'
+
+const pascalCase = (word: string) => word.split(/[-_.]/).filter(Boolean).map((w) => w[0]!.toUpperCase() + w.slice(1)).join('')
 
 /** The pattern of a string that may hold anything but NUL (what every request string is held to). */
 const NO_NUL = '^[^\\u0000]*$'
@@ -53,10 +57,40 @@ export class SchemaWriter {
       const { patternProperties: _p, ...options } = rest
       return { ...(this.shapeEach(options) as object), additionalProperties: this.shape(patterns['^(.*)$']!) }
     }
-    const shaped = this.shapeEach(rest) as { [key: string]: Json }
+    const { [ONE_OF_BY]: discriminator, [STATED_PATTERN]: stated, [EXACTLY_ONE_OF]: exactlyOne, ...plain } = rest
+    const shaped = this.shapeEach(plain) as { [key: string]: Json }
+    // Exactly one of these members (a rule the route checks itself): oneOf of one required each.
+    if (Array.isArray(exactlyOne)) shaped.oneOf = exactlyOne.map((member) => ({ required: [member] }))
+    // A rule the route checks itself (a domain rule, see NonBlankText): the document states it.
+    if (typeof stated === 'string') shaped.pattern = stated
     // The body parser refuses a NUL in any string (server/http/json-text.ts): a free-text string says so.
-    if (shaped.type === 'string' && shaped.pattern === undefined && shaped.format === undefined) shaped.pattern = NO_NUL
+    if (shaped.type === 'string' && shaped.pattern === undefined && shaped.format === undefined && shaped.enum === undefined) shaped.pattern = NO_NUL
+    if (typeof discriminator === 'string') return this.oneOfBy(shaped, discriminator)
     return shaped
+  }
+
+  /**
+   * An object whose members depend on `property` (see `oneOfBy` in schemas/common.ts) as `oneOf`
+   * with a discriminator: one named branch per value, which requires the member of that name and
+   * excludes the members named by the other values.
+   */
+  private oneOfBy(shaped: { [key: string]: Json }, property: string): Json {
+    const properties = shaped.properties as { [key: string]: Json }
+    const values = (properties[property] as { enum: string[] }).enum
+    const mapping: Record<string, string> = {}
+    for (const value of values) {
+      const others = values.filter((v) => v !== value && properties[v] !== undefined)
+      const branch = {
+        type: 'object',
+        description: `The members that come with ${property} ${value}: ${value} is required${others.length ? `, ${others.join(', ')} absent` : ''}.`,
+        required: [property, value],
+        properties: { [property]: { type: 'string', enum: [value] }, [value]: properties[value]! },
+        ...(others.length ? { not: { anyOf: others.map((o) => ({ required: [o] })) } } : {}),
+      }
+      const name = pascalCase(property) + pascalCase(value)
+      mapping[value] = (this.reference(name, branch) as { $ref: string }).$ref
+    }
+    return { ...shaped, oneOf: Object.values(mapping).map(($ref) => ({ $ref })), discriminator: { propertyName: property, mapping } }
   }
 
   private shapeEach(node: { [key: string]: Json }): Json {

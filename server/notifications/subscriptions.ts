@@ -14,6 +14,9 @@ import { readQuery, withQuery } from '../http/query'
 import { idempotencyKeyOf, runIdempotent, replyWith } from '../http/idempotency'
 import { BODY_PROBLEMS, LIST_PROBLEMS, PATH_PROBLEMS, responses } from '../http/docs'
 import { cursorScope } from '../http/pagination'
+import { charLength } from '../http/json-text'
+import { explainPattern } from '../http/pattern-messages'
+import { HTTPS_URL_PATTERN, RECIPIENT_EMAIL_PATTERN } from '../../schemas/patterns'
 import { PageOf } from '../../schemas/common'
 import { Subscription, SubscriptionCreate, SubscriptionListQuery, SubscriptionParams } from '../../schemas/notifications'
 import { TASK_KINDS, type TaskKind } from './outcomes'
@@ -68,7 +71,10 @@ export function webhookUrlProblem(raw: string): string | null {
   return null
 }
 
-const EMAIL = /^[^\s@<>()[\]\\,;:"]{1,64}@[^\s@<>()[\]\\,;:"]+\.[^\s@<>()[\]\\,;:".]{2,}$/
+const EMAIL = new RegExp(RECIPIENT_EMAIL_PATTERN)
+const NOT_AN_EMAIL = 'must be an email address'
+explainPattern(HTTPS_URL_PATTERN, webhookUrlProblem, 'must be an absolute https URL: https://, a host name or address, an optional port, then a path, query or fragment; no userinfo')
+explainPattern(RECIPIENT_EMAIL_PATTERN, () => null, NOT_AN_EMAIL)
 
 /**
  * Checks the channel and its target; throws a 422 schema problem whose pointers start with
@@ -83,8 +89,8 @@ export function checkTarget(input: SubscriptionInput, pointerBase = ''): void {
     const why = webhookUrlProblem(input.webhook.url)
     if (why) errors.push({ pointer: `${pointerBase}/webhook/url`, message: why })
   }
-  if (input.channel === 'email' && input.email && (!EMAIL.test(input.email.address) || input.email.address.length > 254)) {
-    errors.push({ pointer: `${pointerBase}/email/address`, message: 'must be an email address' })
+  if (input.channel === 'email' && input.email && (!EMAIL.test(input.email.address) || charLength(input.email.address) > 254)) {
+    errors.push({ pointer: `${pointerBase}/email/address`, message: NOT_AN_EMAIL })
   }
   if (errors.length) throw problems.schema(errors)
 }

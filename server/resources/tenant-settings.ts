@@ -16,6 +16,9 @@ import { lockTenant } from '../workspaces/tenants-store'
 import { readTenantSettings, writeTenantSettings } from '../workspaces/settings-store'
 import { VERTICAL_KEYS } from './verticals'
 import { synonymEditsProblem } from '../evaluation/synonyms'
+import { charLength } from '../http/json-text'
+import { explainPattern } from '../http/pattern-messages'
+import { HTTPS_ORIGIN_PATTERN } from '../../schemas/patterns'
 
 /** At most this many allow-listed embed origins (after de-duplication). */
 export const EMBED_ORIGINS_MAX = 50
@@ -28,7 +31,7 @@ const SHAPE = 'must be an https origin of the form https://host or https://host:
  * optional port) with no path, query, fragment, userinfo or wildcard.
  */
 export function originRuleBroken(origin: string): string | null {
-  if (origin.length > EMBED_ORIGIN_MAX_LENGTH) return `must be at most ${EMBED_ORIGIN_MAX_LENGTH} characters`
+  if (charLength(origin) > EMBED_ORIGIN_MAX_LENGTH) return `must be at most ${EMBED_ORIGIN_MAX_LENGTH} characters`
   if (origin.includes('*')) return 'must not contain a wildcard'
   if (origin !== origin.toLowerCase()) return 'must be lower-case'
   const scheme = /^([a-z][a-z0-9+.-]*):/.exec(origin)
@@ -51,6 +54,8 @@ export function originRuleBroken(origin: string): string | null {
   if (url.origin !== origin) return 'must be the exact serialized origin (ASCII host, valid port)'
   return null
 }
+// The schemas carry the rule as HTTPS_ORIGIN_PATTERN (the validator refuses first): the same words.
+explainPattern(HTTPS_ORIGIN_PATTERN, originRuleBroken, 'must be an exact lower-case https origin: a host name of letters, digits and inner hyphens (not ending in a number) or an IPv4 address, an optional port other than 443')
 
 /** True when a name is an IANA time zone this runtime knows. */
 export function isTimeZone(name: string): boolean {

@@ -5,6 +5,8 @@
  */
 import type { Tx } from '../db/connect'
 import { problems } from '../http/problem'
+import { explainPattern } from '../http/pattern-messages'
+import { SLUG_PATTERN as SLUG_SOURCE } from '../../schemas/patterns'
 
 /** A row of `tenants`. */
 export interface TenantRow {
@@ -31,7 +33,8 @@ export function renderTenant(row: TenantRow) {
 }
 
 /** A workspace slug: lower-case letters, digits and inner hyphens, at most 63 characters. */
-export const SLUG_PATTERN = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/
+export const SLUG_PATTERN = new RegExp(SLUG_SOURCE)
+explainPattern(SLUG_SOURCE, () => null, 'must be 1-63 lower-case letters, digits or inner hyphens')
 
 /** What creating a workspace takes. */
 export interface TenantInput { slug: string; name?: string; organizationId?: string }

@@ -8,6 +8,9 @@ import { ROLES, type Role } from '../auth/principal'
 import type { PageWindow } from '../http/pagination'
 import { invalidateCredentials } from '../auth/credential-cache'
 import { lockTenant } from './tenants-store'
+import { charLength } from '../http/json-text'
+import { explainPattern } from '../http/pattern-messages'
+import { MEMBER_EMAIL_PATTERN } from '../../schemas/patterns'
 
 /** A row of `users`. */
 export interface UserRow {
@@ -32,10 +35,11 @@ export function renderUser(row: UserRow) {
   }
 }
 
-const EMAIL = /^[^\s@<>()[\]\\,;:"]+@[^\s@<>()[\]\\,;:"]+\.[^\s@<>()[\]\\,;:"]+$/
+const EMAIL = new RegExp(MEMBER_EMAIL_PATTERN)
 
-/** True for a plausible email address (one @, a dotted domain, no spaces or brackets). */
-export const isEmail = (s: string) => s.length <= 254 && EMAIL.test(s)
+/** True for a plausible email address (one @, a dotted domain, no spaces or brackets), at most 254 characters. */
+export const isEmail = (s: string) => charLength(s) <= 254 && EMAIL.test(s)
+explainPattern(MEMBER_EMAIL_PATTERN, () => null, 'must be an email address')
 
 /**
  * Makes `sub` an active member of a workspace with a role; convergent on the email address (an

@@ -107,6 +107,14 @@ describe('GET /embed/{tenant_slug}', () => {
     expectNotEmbeddable(await get(`/embed/${s.slug}`, { referer: `${HOST}/` }))
   })
 
+  test('a slug outside the slug pattern the document states is 400 malformed, not a lookup', async () => {
+    for (const slug of ['Upper', '-edge', 'a_b', 'x'.repeat(64)]) {
+      const r = await get(`/embed/${slug}`, { referer: `${HOST}/` })
+      expect(r.status, slug).toBe(400)
+      expect(problemOf(r).type).toBe('urn:svc:error:malformed')
+    }
+  })
+
   test('turning embedding off takes effect at once', async () => {
     const t = await app.tenant()
     await setOrigins(t.id, [HOST])

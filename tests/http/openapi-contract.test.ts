@@ -118,6 +118,28 @@ test('closed value sets are enums; main resources are named components; errors n
   expect(evaluate.responses['422'].content['application/problem+json'].schema).toEqual({ $ref: '#/components/schemas/Problem' })
 })
 
+test('rules the service enforces are stated: channel members as oneOf with a discriminator, https URL and origin patterns, slug, scopes', () => {
+  const subscribe = doc.paths['/v1/task-notification-subscriptions'].post.requestBody.content['application/json'].schema
+  expect(subscribe.discriminator).toEqual({ propertyName: 'channel', mapping: { email: '#/components/schemas/ChannelEmail', webhook: '#/components/schemas/ChannelWebhook' } })
+  expect(subscribe.oneOf).toEqual([{ $ref: '#/components/schemas/ChannelEmail' }, { $ref: '#/components/schemas/ChannelWebhook' }])
+  expect(doc.components.schemas.ChannelWebhook).toMatchObject({ required: ['channel', 'webhook'], not: { anyOf: [{ required: ['email'] }] } })
+  const inline = doc.paths['/v1/scenarios/{scenarioId}/evaluate'].post.requestBody.content['application/json'].schema.properties.notifications.items
+  expect(inline.discriminator.propertyName).toBe('channel')
+  const url = subscribe.properties.webhook.properties.url
+  expect(url.format).toBe('uri')
+  const https = new RegExp(url.pattern, 'u')
+  for (const ok of ['https://hooks.example/a?b=1', 'https://192.0.2.1:8443/', 'https://[::1]/x']) expect(https.test(ok), ok).toBe(true)
+  for (const no of ['http://hooks.example/', 'https://u:p@hooks.example/', 'HTTPS://hooks.example/', 'https://hooks.123/']) expect(https.test(no), no).toBe(false)
+  const originPattern = doc.paths['/v1/tenant-settings'].put.requestBody.content['application/json'].schema.properties.embed_allowed_origins.items.pattern
+  const origin = new RegExp(originPattern, 'u')
+  for (const ok of ['https://host.example', 'https://host.example:8443', 'https://192.0.2.10']) expect(origin.test(ok), ok).toBe(true)
+  for (const no of ['https://Host.example', 'https://host.example/', 'https://host.example:443', 'http://host.example', 'https://*.example']) expect(origin.test(no), no).toBe(false)
+  expect(doc.paths['/v1/embed/handoffs'].post.requestBody.content['application/json'].schema.properties.host_origin.pattern).toBe(originPattern)
+  expect(doc.paths['/embed/{slug}'].get.parameters[0].schema.pattern).toBe(doc.paths['/v1/tenants'].post.requestBody.content['application/json'].schema.properties.slug.pattern)
+  expect(doc.paths['/v1/api-keys'].post.requestBody.content['application/json'].schema.properties.scopes.items.enum).toContain('embed:mint')
+  expect(doc.components.parameters.IdempotencyKey.schema).toMatchObject({ minLength: 1, maxLength: 255, pattern: '\\S' })
+})
+
 test('the /v1 surface is frozen: nothing in the snapshot is removed or renamed (every operation a workspace credential can call)', () => {
   const live = surfaceOf(doc)
   const frozen = JSON.parse(readFileSync(SNAPSHOT, 'utf8')) as Surface
