@@ -23,19 +23,21 @@ const domain = (letters: string) => {
 }
 
 /**
- * An exact lower-case https origin: `https://`, a host (lower-case name, or a dotted IPv4 address), an
+ * An exact lower-case https origin: `https://`, a host (lower-case name, a dotted IPv4 address or a
+ * bracketed lower-case IPv6 address, which the hand check also requires in its serialized form), an
  * optional port other than the default 443; no path (not even a trailing /), query, fragment,
  * userinfo or wildcard. It is the origin's own serialization (what a browser reports in
  * `MessageEvent.origin`), so an `xn--` label must also be valid Punycode.
  */
-export const HTTPS_ORIGIN_PATTERN = `^https://(?:${IPV4}|${domain('a-z0-9')})(?::(?!443$)${PORT})?$`
+export const HTTPS_ORIGIN_PATTERN = `^https://(?:${IPV4}|${domain('a-z0-9')}|\\[[0-9a-f:.]+\\])(?::(?!443$)${PORT})?$`
 
 /**
- * An absolute https URL (the document adds `format: uri`): `https://` in lower case, a host (a name,
+ * An absolute https URL (the document adds `format: uri`): `https://` in any case (a URL scheme is
+ * case-insensitive), a host (a name,
  * a dotted IPv4 address or a bracketed IPv6 address), an optional port, then an optional path, query
  * or fragment; no userinfo.
  */
-export const HTTPS_URL_PATTERN = `^https://(?:${IPV4}|${domain('A-Za-z0-9')}|\\[[0-9A-Fa-f:.]+\\])(?::${PORT})?(?:[/?#][^\\s\\u0000]*)?$`
+export const HTTPS_URL_PATTERN = `^[hH][tT][tT][pP][sS]://(?:${IPV4}|${domain('A-Za-z0-9')}|\\[[0-9A-Fa-f:.]+\\])(?::${PORT})?(?:[/?#][^\\s\\u0000]*)?$`
 
 /** A workspace slug: lower-case letters, digits and inner hyphens, 1-63 characters. */
 export const SLUG_PATTERN = '^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$'

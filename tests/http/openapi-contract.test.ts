@@ -128,11 +128,11 @@ test('rules the service enforces are stated: channel members as oneOf with a dis
   const url = subscribe.properties.webhook.properties.url
   expect(url.format).toBe('uri')
   const https = new RegExp(url.pattern, 'u')
-  for (const ok of ['https://hooks.example/a?b=1', 'https://192.0.2.1:8443/', 'https://[::1]/x']) expect(https.test(ok), ok).toBe(true)
-  for (const no of ['http://hooks.example/', 'https://u:p@hooks.example/', 'HTTPS://hooks.example/', 'https://hooks.123/']) expect(https.test(no), no).toBe(false)
+  for (const ok of ['https://hooks.example/a?b=1', 'https://192.0.2.1:8443/', 'https://[::1]/x', 'HTTPS://hooks.example/']) expect(https.test(ok), ok).toBe(true)
+  for (const no of ['http://hooks.example/', 'https://u:p@hooks.example/', 'https://hooks.123/']) expect(https.test(no), no).toBe(false)
   const originPattern = doc.paths['/v1/tenant-settings'].put.requestBody.content['application/json'].schema.properties.embed_allowed_origins.items.pattern
   const origin = new RegExp(originPattern, 'u')
-  for (const ok of ['https://host.example', 'https://host.example:8443', 'https://192.0.2.10']) expect(origin.test(ok), ok).toBe(true)
+  for (const ok of ['https://host.example', 'https://host.example:8443', 'https://192.0.2.10', 'https://[2001:db8::1]']) expect(origin.test(ok), ok).toBe(true)
   for (const no of ['https://Host.example', 'https://host.example/', 'https://host.example:443', 'http://host.example', 'https://*.example']) expect(origin.test(no), no).toBe(false)
   expect(doc.paths['/v1/embed/handoffs'].post.requestBody.content['application/json'].schema.properties.host_origin.pattern).toBe(originPattern)
   expect(doc.paths['/embed/{slug}'].get.parameters[0].schema.pattern).toBe(doc.paths['/v1/tenants'].post.requestBody.content['application/json'].schema.properties.slug.pattern)

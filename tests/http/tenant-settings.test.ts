@@ -213,13 +213,13 @@ describe('origin rules', () => {
     expect(await auditCount(w.t.id)).toBe(audits)
   })
 
-  test('exactly 255 characters, an explicit non-default port and an IP literal are accepted', async () => {
+  test('exactly 255 characters, an explicit non-default port and IP literals (IPv4, bracketed IPv6) are accepted', async () => {
     const w = await workspace()
     const max = `https://${'b'.repeat(60)}.${'b'.repeat(60)}.${'b'.repeat(60)}.${'b'.repeat(56)}.example`
     expect(max.length).toBe(255)
-    const r = await put({ embed_allowed_origins: [max, 'https://a.example:8443', 'https://192.0.2.10'] }, w.admin)
+    const r = await put({ embed_allowed_origins: [max, 'https://a.example:8443', 'https://192.0.2.10', 'https://[2001:db8::1]:8443'] }, w.admin)
     expect(r.status).toBe(200)
-    expect(r.body.embed_allowed_origins).toEqual([max, 'https://a.example:8443', 'https://192.0.2.10'])
+    expect(r.body.embed_allowed_origins).toEqual([max, 'https://a.example:8443', 'https://192.0.2.10', 'https://[2001:db8::1]:8443'])
   })
 
   test('51 origins are refused with a pointer to the list; 50 are accepted; duplicates do not count', async () => {
