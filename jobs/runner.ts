@@ -12,9 +12,10 @@
  * freed slot starts work without a claim round trip; queued jobs are leased and heartbeated too,
  * and handed back at stop); `concurrency` bounds jobs in their working phase (`prepare`, or the
  * handler of a kind without one), while at most as many more finish their short transaction; a
- * kind may finish in one statement (`finishInOneStatement`), and kinds whose handler writes nothing
- * that must commit with the finish (`finishBatched`) finish together, one statement per tick
- * (jobs/completion.ts).
+ * kind may finish in one statement (`finishInOneStatement`), the jobs of a kind that ended in one
+ * tick may finish together in one statement of the kind's (`finishTogether`: deliveries record
+ * their attempts so), and kinds whose handler writes nothing that must commit with the finish
+ * (`finishBatched`) finish together, one statement per tick (jobs/completion.ts).
  */
 import { hostname } from 'node:os'
 import type { AppDeps } from '../server/deps'
@@ -22,7 +23,7 @@ import type { Tx } from '../server/db/connect'
 import type { ClaimedJob, JobKind } from './types'
 import { jobBackoffMs } from './backoff'
 import { isDependencyOutage } from '../server/http/dependency-errors'
-import { CompletionBatch } from './completion'
+import { CompletionBatch, TickBatch } from './completion'
 import { JOBS_CHANNEL, onLocalEnqueue } from './queue'
 import { contextFromStored, runWithContext } from '../server/observability/context'
 
@@ -66,10 +67,18 @@ class Engine {
   readonly log: NonNullable<RunnerOptions['log']>
   /** Finishes jobs of `finishBatched` kinds together, one statement per tick. */
   readonly completions: CompletionBatch
+  /** Per kind with `finishTogether`: its jobs ending in one tick, finished by one statement of the kind's. */
+  readonly together = new Map<string, TickBatch<ClaimedJob>>()
 
   constructor(readonly deps: AppDeps, kinds: Record<string, JobKind>, opts: RunnerOptions) {
     this.kinds = kinds
     this.completions = new CompletionBatch(deps.sql, this.workerId)
+    for (const [name, kind] of Object.entries(kinds)) {
+      const together = kind.finishTogether
+      if (!together || kind.repeatEveryMs !== undefined) continue
+      this.together.set(name, new TickBatch<ClaimedJob>((jobs) => together.run(deps.sql, jobs, deps,
+        deps.sql`delete from jobs where locked_by = ${this.workerId} and id = any(${jobs.map((j) => j.id)}::uuid[]) returning id`)))
+    }
     this.leaseMs = opts.leaseMs ?? deps.config.jobLeaseMs ?? 60_000
     this.log = opts.log ?? ((level, message, extra) => deps.log.log(level, message, extra))
   }
@@ -236,6 +245,20 @@ class Engine {
         this.batchedFinishing++
         try {
           return ended(await this.completions.finish(job.id) ? 'succeeded' : 'lost')
+        } finally {
+          this.batchedFinishing--
+        }
+      }
+      const together = this.together.get(job.kind)
+      if (together && kind.finishTogether!.accepts(job)) {
+        // Finished with the jobs of its kind that ended in this tick (one statement; it holds no
+        // connection of its own, like a batched finish). A failed statement leaves the finish to
+        // the paths below: one job's bad outcome does not retry the others.
+        this.batchedFinishing++
+        try {
+          return ended(await together.finish(job) ? 'succeeded' : 'lost')
+        } catch (e) {
+          this.log('warn', 'batched finish failed; finishing the job alone', { job_id: job.id, kind: job.kind, error: String((e as Error)?.message ?? e) })
         } finally {
           this.batchedFinishing--
         }
