@@ -1,5 +1,5 @@
 /**
- * One round trip per case create (issue 30): the idempotency record, the case and the answer are
+ * One round trip per case (and question-set) create (issue 30): the idempotency record, the resource and the answer are
  * one statement, so no backend ever sits "idle in transaction" waiting for the service; replays,
  * conflicts, expired keys and the workspace's default vertical behave as before.
  */
@@ -17,15 +17,15 @@ beforeAll(async () => {
   app = await startApp({ runner: false })
   const t = await app.tenant()
   tenantId = t.id
-  key = await app.apiKey(t.id, ['scenarios:read', 'scenarios:write'])
+  key = await app.apiKey(t.id, ['scenarios:read', 'scenarios:write', 'question_sets:read', 'question_sets:write'])
 })
 afterAll(() => app.stop())
 
-const post = (body: unknown, idem?: string) =>
-  call(app.url, 'POST', '/v1/scenarios', { token: key, body, headers: idem ? { 'idempotency-key': idem } : {} })
+const post = (body: unknown, idem?: string, path = '/v1/scenarios') =>
+  call(app.url, 'POST', path, { token: key, body, headers: idem ? { 'idempotency-key': idem } : {} })
 
 describe('one-statement case create', () => {
-  test.skipIf(!process.env.DATABASE_URL)('16 concurrent creators: no backend is ever idle in a transaction', async () => {
+  test.skipIf(!process.env.DATABASE_URL)('16 concurrent creators of cases and question sets: no backend is ever idle in a transaction', async () => {
     const sampler = postgresClient(app.config.databaseUrl!, { max: 1, onnotice: () => {} })
     const db = (await sampler<{ db: string }[]>`select current_database() as db`)[0]!.db
     const states: Record<string, number> = {}
@@ -43,7 +43,7 @@ describe('one-statement case create', () => {
     const until = Date.now() + 2_000
     await Promise.all(Array.from({ length: 16 }, async (_, w) => {
       for (let i = 0; Date.now() < until; i++) {
-        const r = await post({ name: `burst ${w}-${i}` }, i % 2 === 0 ? crypto.randomUUID() : undefined)
+        const r = await post({ name: `burst ${w}-${i}` }, i % 2 === 0 ? crypto.randomUUID() : undefined, w % 2 === 0 ? '/v1/scenarios' : '/v1/question-sets')
         expect(r.status).toBe(201)
         made++
       }
@@ -100,7 +100,11 @@ describe('one-statement case create', () => {
     expect('vertical' in explicitNull.body).toBe(false)
     const named = await post({ name: 'named', vertical: 'life_insurance' })
     expect(named.body.vertical).toBe('life_insurance')
-    for (const r of [keyed, plain, explicitNull, named]) {
+    const set = await post({ name: 'defaulted set' }, crypto.randomUUID(), '/v1/question-sets')
+    expect(set.body.vertical).toBe('mortgage')
+    const plainSet = await post({ name: 'set without vertical', vertical: null }, undefined, '/v1/question-sets')
+    expect('vertical' in plainSet.body).toBe(false)
+    for (const r of [keyed, plain, explicitNull, named, set, plainSet]) {
       const read = await call(app.url, 'GET', r.headers.get('location')!, { token: key })
       expect(read.text).toBe(r.text)
     }
