@@ -1,32 +1,37 @@
 /**
- * Batched completion of jobs. Jobs of kinds whose handler writes nothing transactional
- * (`finishBatched`) that end in the same tick of this process are finished together with ONE
- * statement: `delete ... where locked_by = <this worker> and id = any(...)` (one at a time: jobs that
- * end while it runs form the next batch), so a job is finished
- * only while this worker still holds it (a job whose lease another worker took over is reported
- * lost, never finished twice). One statement and one commit flush for the batch instead of a
- * transaction per job; a crash before the flush leaves the jobs claimed, to run again after the lease.
+ * Batched completion of jobs. Jobs that end in the same tick of this process are finished together
+ * with ONE statement (one at a time: jobs that end while it runs form the next batch), so one
+ * statement and one commit flush serve the batch instead of a transaction per job; a crash before
+ * the flush leaves the jobs claimed, to run again after the lease.
+ *
+ * - CompletionBatch: kinds whose handler writes nothing transactional (`finishBatched`):
+ *   `delete ... where locked_by = <this worker> and id = any(...)`, so a job is finished only while
+ *   this worker still holds it (a job whose lease another worker took over is reported lost, never
+ *   finished twice).
+ * - TickBatch: the same collection for any statement; a kind's `finishTogether` (the delivery kind
+ *   records its attempts) writes its outcomes joined to the jobs that statement's delete removed.
  */
 import type { Sql } from '../server/db/connect'
 
-/** Collects finished jobs of one worker and deletes them in one statement per tick. */
-export class CompletionBatch {
-  private pending = new Map<string, { resolve: (owned: boolean) => void; reject: (e: unknown) => void }[]>()
+/**
+ * Collects items ending in one tick and flushes them with one call (one at a time). `flush`
+ * resolves with the ids it finished; each item's promise resolves with whether its id is among
+ * them, or rejects when the flush failed.
+ */
+export class TickBatch<T extends { id: string }> {
+  private pending = new Map<string, { item: T; waiters: { resolve: (owned: boolean) => void; reject: (e: unknown) => void }[] }>()
   private scheduled = false
-  /** The statement under way, if any: the next batch waits for it (one statement at a time, bigger batches). */
+  /** The flush under way, if any: the next batch waits for it (one statement at a time, bigger batches). */
   private running: Promise<void> = Promise.resolve()
 
-  constructor(private readonly sql: Sql, private readonly workerId: string) {}
+  constructor(private readonly flushAll: (items: T[]) => Promise<ReadonlySet<string>>) {}
 
-  /**
-   * Finishes a job with the others finished in this tick; resolves true when this worker still
-   * held it (it is deleted), false when it had lost it. Rejects when the statement fails.
-   */
-  finish(jobId: string): Promise<boolean> {
+  /** Adds `item` to this tick's batch; resolves true when the flush finished it, false when not (lost). */
+  finish(item: T): Promise<boolean> {
     return new Promise((resolve, reject) => {
-      const waiting = this.pending.get(jobId)
-      if (waiting) waiting.push({ resolve, reject })
-      else this.pending.set(jobId, [{ resolve, reject }])
+      const entry = this.pending.get(item.id)
+      if (entry) entry.waiters.push({ resolve, reject })
+      else this.pending.set(item.id, { item, waiters: [{ resolve, reject }] })
       if (!this.scheduled) {
         this.scheduled = true
         void this.running.then(() => new Promise<void>((r) => setImmediate(r))).then(() => { this.running = this.flush() })
@@ -34,19 +39,37 @@ export class CompletionBatch {
     })
   }
 
-  /** Deletes the batch collected so far, if this worker holds its jobs, and settles each caller. */
+  /** Flushes the batch collected so far and settles each caller. */
   private async flush(): Promise<void> {
     this.scheduled = false
     const batch = this.pending
     this.pending = new Map()
-    const ids = [...batch.keys()]
     try {
-      const rows = await this.sql<{ id: string }[]>`
-        delete from jobs where locked_by = ${this.workerId} and id = any(${ids}::uuid[]) returning id`
-      const done = new Set(rows.map((r) => r.id))
-      for (const [id, waiters] of batch) for (const w of waiters) w.resolve(done.has(id))
+      const done = await this.flushAll([...batch.values()].map((e) => e.item))
+      for (const [id, { waiters }] of batch) for (const w of waiters) w.resolve(done.has(id))
     } catch (e) {
-      for (const waiters of batch.values()) for (const w of waiters) w.reject(e)
+      for (const { waiters } of batch.values()) for (const w of waiters) w.reject(e)
     }
+  }
+}
+
+/** Collects finished jobs of one worker and deletes them in one statement per tick. */
+export class CompletionBatch {
+  private readonly batch: TickBatch<{ id: string }>
+
+  constructor(sql: Sql, workerId: string) {
+    this.batch = new TickBatch(async (jobs) => {
+      const rows = await sql<{ id: string }[]>`
+        delete from jobs where locked_by = ${workerId} and id = any(${jobs.map((j) => j.id)}::uuid[]) returning id`
+      return new Set(rows.map((r) => r.id))
+    })
+  }
+
+  /**
+   * Finishes a job with the others finished in this tick; resolves true when this worker still
+   * held it (it is deleted), false when it had lost it. Rejects when the statement fails.
+   */
+  finish(jobId: string): Promise<boolean> {
+    return this.batch.finish({ id: jobId })
   }
 }

@@ -47,6 +47,10 @@ export interface JobKindSpec<S extends TSchema, Scoped extends boolean, Prepared
   load?: (sql: Sql, jobs: JobOf<S, Scoped>[], deps: AppDeps) => Promise<void>
   prepare?: (job: JobOf<S, Scoped>, deps: AppDeps) => Promise<Prepared>
   finishInOneStatement?: (sql: Sql, job: JobOf<S, Scoped, Prepared>, deps: AppDeps, done: postgres.PendingQuery<postgres.Row[]>) => Promise<'finished' | 'lost' | 'fallback'>
+  finishTogether?: {
+    accepts: (job: JobOf<S, Scoped, Prepared>) => boolean
+    run: (sql: Sql, jobs: JobOf<S, Scoped, Prepared>[], deps: AppDeps, done: postgres.PendingQuery<postgres.Row[]>) => Promise<ReadonlySet<string>>
+  }
   handler: (tx: Tx, job: JobOf<S, Scoped, Prepared>, deps: AppDeps) => Promise<void>
   /** The job is given up; `prepared` is unset when the failed step was `prepare` itself. */
   onGiveUp?: (tx: Tx, job: JobOf<G, Scoped, Prepared | undefined>, deps: AppDeps) => Promise<void>

@@ -265,9 +265,10 @@ async function record(tx: Tx, job: DeliveryJobOf, deps: AppDeps, outcome: Attemp
 }
 
 /**
- * The fast finish of the common outcomes (delivered, refused): deleting the job, updating the
- * delivery of this cycle and adding its history row in one statement. A failure (which may enqueue
- * the next attempt) takes the transactional path of `record`.
+ * The fast finish of the common outcomes (delivered, refused) of one job: deleting the job,
+ * updating the delivery of this cycle and adding its history row in one statement (the path of a
+ * job whose batch, recordTogether, failed). A failure (which may enqueue the next attempt) takes
+ * the transactional path of `record`.
  */
 async function recordInOneStatement(sql: Sql, job: DeliveryJobOf, outcome: AttemptOutcome, done: postgres.PendingQuery<postgres.Row[]>): Promise<'finished' | 'lost' | 'fallback'> {
   if (outcome.kind === 'sent' && !outcome.ok) return 'fallback'
@@ -302,6 +303,51 @@ async function recordInOneStatement(sql: Sql, job: DeliveryJobOf, outcome: Attem
   return row!.owned > 0 ? 'finished' : 'lost'
 }
 
+/** Whether an outcome finishes with the others of its tick (delivered, refused, skipped); a failure takes `record`. */
+const finishesTogether = (outcome: AttemptOutcome | undefined) => outcome !== undefined && !(outcome.kind === 'sent' && !outcome.ok)
+
+/**
+ * The batched finish of the common outcomes (delivered, refused, skipped) of the jobs that ended in
+ * one tick: ONE statement deletes the jobs this worker still holds (`done`), updates their pending
+ * deliveries of this cycle and adds one history row per attempt, each write joined to its job's row
+ * in `done`; one commit for the batch instead of one per delivery. A job another worker took over
+ * writes nothing; a crash before the commit leaves every job of the batch claimed, to run again.
+ * Returns the ids of the jobs finished.
+ */
+async function recordTogether(sql: Sql, jobs: DeliveryJobOf<AttemptOutcome>[], done: postgres.PendingQuery<postgres.Row[]>): Promise<ReadonlySet<string>> {
+  const sent = jobs.filter((j) => j.prepared.kind !== 'skip')
+  const col = <T>(f: (j: DeliveryJobOf<AttemptOutcome>, o: Exclude<AttemptOutcome, { kind: 'skip' }>) => T) =>
+    sent.map((j) => f(j, j.prepared as Exclude<AttemptOutcome, { kind: 'skip' }>))
+  const rows = await sql<{ id: string }[]>`
+    with o as (
+      select * from unnest(
+        ${col((j) => j.id)}::uuid[], ${col((j) => j.tenantId)}::uuid[], ${col((j) => j.payload.deliveryId)}::uuid[],
+        ${col((j) => j.payload.cycle ?? null)}::int[], ${col((_, o) => (o.kind === 'refused' ? o.reason : null))}::text[],
+        ${col((_, o) => (o.kind === 'sent' ? o.secretId : null))}::uuid[], ${col((_, o) => o.at.toISOString())}::timestamptz[],
+        ${col((_, o) => o.durationMs)}::int[], ${col((_, o) => (o.kind === 'sent' ? o.status ?? null : null))}::int[],
+        ${col(() => Bun.randomUUIDv7())}::uuid[]
+      ) as o(job_id, tenant_id, delivery_id, cycle, refusal, secret_id, at, duration_ms, response_status, attempt_id)),
+    done as (${done}),
+    d as (
+      update notification_deliveries nd
+      set status = case when o.refusal is null then 'delivered' else 'dead_lettered' end,
+          attempts = nd.attempts + (o.refusal is null)::int, cycle_attempts = nd.cycle_attempts + (o.refusal is null)::int,
+          delivered_at = case when o.refusal is null then now() else nd.delivered_at end,
+          dead_lettered_at = case when o.refusal is null then nd.dead_lettered_at else now() end,
+          dead_letter_reason = coalesce(o.refusal, nd.dead_letter_reason), next_attempt_at = null,
+          pinned_secret_id = case when o.refusal is null then coalesce(nd.pinned_secret_id, o.secret_id) else nd.pinned_secret_id end,
+          last_attempt_at = o.at, updated_at = now()
+      from o join done on done.id = o.job_id
+      where nd.tenant_id = o.tenant_id and nd.id = o.delivery_id and nd.status = 'pending' and (o.cycle is null or nd.cycle = o.cycle)
+      returning nd.tenant_id, nd.id, nd.cycle, o.attempt_id, o.refusal, o.at, o.duration_ms, o.response_status),
+    history as (
+      insert into notification_delivery_attempts (tenant_id, delivery_id, id, cycle, counted, attempted_at, duration_ms, response_status, error)
+      select tenant_id, id, attempt_id, cycle, refusal is null, at, duration_ms, response_status, refusal from d
+      returning 1)
+    select id from done`
+  return new Set(rows.map((r) => r.id))
+}
+
 /**
  * The delivery job kind. A run that fails for an internal reason (not the peer's) is retried as a
  * job; after 10 such runs the delivery is dead-lettered with reason internal_error.
@@ -316,6 +362,14 @@ export function deliveryJobKind(opts: DeliveryKindOptions = {}) {
       for (const j of jobs) j.loaded = byId.get(j.payload.deliveryId)
     },
     prepare: (job, deps) => attempt(job, deps, opts),
+    finishTogether: {
+      accepts: (job) => finishesTogether(job.prepared),
+      async run(sql, jobs, deps, done) {
+        const finished = await recordTogether(sql, jobs, done)
+        for (const job of jobs) if (finished.has(job.id)) observe(deps, job, job.prepared)
+        return finished
+      },
+    },
     async finishInOneStatement(sql, job, deps, done) {
       const result = await recordInOneStatement(sql, job, job.prepared, done)
       if (result === 'finished') observe(deps, job, job.prepared)

@@ -10,11 +10,13 @@
  *
  * Throughput: a runner keeps up to `prefetch` claimed jobs queued beyond its running ones (so a
  * freed slot starts work without a claim round trip; queued jobs are leased and heartbeated too,
- * and handed back at stop); `concurrency` bounds jobs in their working phase (`prepare`, or the
+ * and handed back at stop), more while a backlog of short jobs empties the slots faster than a
+ * claim returns (up to 4x the concurrency, back to `prefetch` once a claim finds the backlog gone); `concurrency` bounds jobs in their working phase (`prepare`, or the
  * handler of a kind without one), while at most as many more finish their short transaction; a
- * kind may finish in one statement (`finishInOneStatement`), and kinds whose handler writes nothing
- * that must commit with the finish (`finishBatched`) finish together, one statement per tick
- * (jobs/completion.ts).
+ * kind may finish in one statement (`finishInOneStatement`), the jobs of a kind that ended in one
+ * tick may finish together in one statement of the kind's (`finishTogether`: deliveries record
+ * their attempts so), and kinds whose handler writes nothing that must commit with the finish
+ * (`finishBatched`) finish together, one statement per tick (jobs/completion.ts).
  */
 import { hostname } from 'node:os'
 import type { AppDeps } from '../server/deps'
@@ -22,7 +24,7 @@ import type { Tx } from '../server/db/connect'
 import type { ClaimedJob, JobKind } from './types'
 import { jobBackoffMs } from './backoff'
 import { isDependencyOutage } from '../server/http/dependency-errors'
-import { CompletionBatch } from './completion'
+import { CompletionBatch, TickBatch } from './completion'
 import { JOBS_CHANNEL, onLocalEnqueue } from './queue'
 import { contextFromStored, runWithContext } from '../server/observability/context'
 
@@ -50,6 +52,8 @@ export interface Runner {
 }
 
 const DEFAULT_MAX_ATTEMPTS = 5
+/** How deep (times the concurrency) the prefetch queue may grow while claims cannot keep short jobs fed. */
+const PREFETCH_GROWTH = 4
 /** A run that failed because a dependency was unavailable is retried after 1-2 x this, without spending an attempt... */
 const OUTAGE_RETRY_MS = 1_000
 /** ...while the job is younger than this. */
@@ -66,10 +70,18 @@ class Engine {
   readonly log: NonNullable<RunnerOptions['log']>
   /** Finishes jobs of `finishBatched` kinds together, one statement per tick. */
   readonly completions: CompletionBatch
+  /** Per kind with `finishTogether`: its jobs ending in one tick, finished by one statement of the kind's. */
+  readonly together = new Map<string, TickBatch<ClaimedJob>>()
 
   constructor(readonly deps: AppDeps, kinds: Record<string, JobKind>, opts: RunnerOptions) {
     this.kinds = kinds
     this.completions = new CompletionBatch(deps.sql, this.workerId)
+    for (const [name, kind] of Object.entries(kinds)) {
+      const together = kind.finishTogether
+      if (!together || kind.repeatEveryMs !== undefined) continue
+      this.together.set(name, new TickBatch<ClaimedJob>((jobs) => together.run(deps.sql, jobs, deps,
+        deps.sql`delete from jobs where locked_by = ${this.workerId} and id = any(${jobs.map((j) => j.id)}::uuid[]) returning id`)))
+    }
     this.leaseMs = opts.leaseMs ?? deps.config.jobLeaseMs ?? 60_000
     this.log = opts.log ?? ((level, message, extra) => deps.log.log(level, message, extra))
   }
@@ -240,6 +252,20 @@ class Engine {
           this.batchedFinishing--
         }
       }
+      const together = this.together.get(job.kind)
+      if (together && kind.finishTogether!.accepts(job)) {
+        // Finished with the jobs of its kind that ended in this tick (one statement; it holds no
+        // connection of its own, like a batched finish). A failed statement leaves the finish to
+        // the paths below: one job's bad outcome does not retry the others.
+        this.batchedFinishing++
+        try {
+          return ended(await together.finish(job) ? 'succeeded' : 'lost')
+        } catch (e) {
+          this.log('warn', 'batched finish failed; finishing the job alone', { job_id: job.id, kind: job.kind, error: String((e as Error)?.message ?? e) })
+        } finally {
+          this.batchedFinishing--
+        }
+      }
       if (kind.finishInOneStatement && kind.repeatEveryMs === undefined) {
         const done = sql`delete from jobs where id = ${job.id} and locked_by = ${this.workerId} returning id`
         const result = await kind.finishInOneStatement(sql, job, this.deps, done)
@@ -371,6 +397,9 @@ export function startRunner(deps: AppDeps, kinds: Record<string, JobKind>, opts:
   const engine = new Engine(deps, kinds, opts)
   const concurrency = Math.max(1, opts.concurrency ?? deps.config.jobConcurrency ?? 8)
   const prefetch = Math.max(1, opts.prefetch ?? deps.config.jobPrefetch ?? concurrency)
+  // The queue deepens while a backlog of short jobs outruns the claims (see the loop), to at most this.
+  const maxDepth = Math.max(prefetch, PREFETCH_GROWTH * concurrency)
+  let depth = prefetch
   const pollMs = Math.max(1, opts.pollMs ?? deps.config.jobPollMs ?? 500)
   const drainTimeoutMs = opts.drainTimeoutMs ?? 20_000
   let stopping = false
@@ -408,15 +437,20 @@ export function startRunner(deps: AppDeps, kinds: Record<string, JobKind>, opts:
     }
     while (!stopping) {
       fill()
-      // Keep up to `prefetch` jobs queued beyond the running ones; refill once the queue runs low,
+      // Keep up to `depth` jobs queued beyond the running ones; refill once the queue runs low,
       // with a claim of at least half of that (or whatever fits when nothing is queued), not one job
       // per finished job: a claim is a round trip and a locking update, shared by the jobs it brings.
-      const room = concurrency + prefetch - engine.working - engine.queued.length
+      const room = concurrency + depth - engine.working - engine.queued.length
       let exhausted = false
-      if (engine.queued.length < prefetch && (room >= Math.ceil(prefetch / 2) || (engine.queued.length === 0 && room > 0))) {
+      if (engine.queued.length < depth && (room >= Math.ceil(depth / 2) || (engine.queued.length === 0 && room > 0))) {
         try {
           const jobs = await engine.claim(room)
           exhausted = jobs.length < room
+          // Short jobs with a backlog: the slots emptied while the claim was under way (a claim
+          // is a committed update, several milliseconds). Claim deeper next time, up to
+          // maxDepth; once a claim finds fewer jobs than it asked for, back to `prefetch`.
+          const starved = !exhausted && engine.queued.length === 0 && engine.working < concurrency
+          depth = exhausted ? prefetch : starved ? Math.min(maxDepth, depth * 2) : depth
           engine.queued.push(...jobs)
           fill()
         } catch (e) {

@@ -73,8 +73,16 @@ export function isAllowedAddress(address: string, allow: ReadonlySet<string> = n
 
 /** The allow list of SVC_WEBHOOK_UNSAFE_ALLOW_ADDRESSES in canonical form. */
 export function allowListOf(addresses: readonly string[]): ReadonlySet<string> {
-  return new Set(addresses.filter((a) => ipaddr.isValid(a)).map(canonicalAddress))
+  // The configuration's list is one array for the process: canonicalised once, not per send.
+  let set = allowLists.get(addresses)
+  if (!set) allowLists.set(addresses, (set = new Set(addresses.filter((a) => ipaddr.isValid(a)).map(canonicalAddress))))
+  return set
 }
+const allowLists = new WeakMap<readonly string[], ReadonlySet<string>>()
+
+/** Decisions on IP-literal hosts, per allow list: a literal's answer never changes (no DNS is involved). */
+const literalChecks = new WeakMap<ReadonlySet<string>, Map<string, TargetCheck>>()
+const LITERAL_CHECKS_MAX = 4096
 
 /** A URL hostname without the brackets of an IPv6 literal. */
 export function bareHost(hostname: string): string {
@@ -87,8 +95,12 @@ export function bareHost(hostname: string): string {
  */
 export async function checkTarget(hostname: string, allow: ReadonlySet<string>): Promise<TargetCheck> {
   const host = bareHost(hostname)
+  let memo = literalChecks.get(allow)
+  const known = memo?.get(host)
+  if (known) return known
   let answers: CheckedAddress[]
-  if (ipaddr.isValid(host)) {
+  const literal = ipaddr.isValid(host)
+  if (literal) {
     answers = [{ address: host, family: ipaddr.parse(host).kind() === 'ipv6' ? 6 : 4 }]
   } else {
     try {
@@ -99,6 +111,23 @@ export async function checkTarget(hostname: string, allow: ReadonlySet<string>):
     }
     if (answers.length === 0) return { ok: false, refused: false, error: 'dns_error' }
   }
+  const decided = decide(answers, allow)
+  if (literal) {
+    if (!memo) literalChecks.set(allow, (memo = new Map()))
+    if (memo.size >= LITERAL_CHECKS_MAX) memo.clear()
+    memo.set(host, deepFreeze(decided))
+  }
+  return decided
+}
+
+/** A remembered decision is shared by every later send: nothing may change it. */
+function deepFreeze(check: TargetCheck): TargetCheck {
+  if (check.ok) Object.freeze(check.target)
+  return Object.freeze(check)
+}
+
+/** Refuses the target when any answer is refused; otherwise the first answer is the address to connect to. */
+function decide(answers: CheckedAddress[], allow: ReadonlySet<string>): TargetCheck {
   for (const a of answers) {
     if (!isAllowedAddress(a.address, allow)) {
       return { ok: false, refused: true, address: a.address, range: ipaddr.isValid(a.address) ? addressRange(a.address) : 'invalid' }

@@ -66,6 +66,19 @@ export interface JobKind {
    */
   finishInOneStatement?: (sql: Sql, job: ClaimedJob, deps: AppDeps, done: postgres.PendingQuery<postgres.Row[]>) => Promise<'finished' | 'lost' | 'fallback'>
   /**
+   * Optional batched fast finish, preferred over finishInOneStatement for a job it `accepts` (its
+   * outcome is known after `prepare`): the jobs of the kind accepted in the same tick finish
+   * together in ONE statement, `run(sql, jobs, deps, done)`, where `done` deletes those of them that
+   * this worker still holds (`delete from jobs where locked_by = <worker> and id = any(...) returning
+   * id`). The kind runs `with done as (${done}), ... select id from done`, every write of it joined to
+   * its job's row in `done`, and returns the ids in done. A failed statement sends each of its jobs
+   * on to finishInOneStatement or the transaction with `handler`. Not for recurring kinds.
+   */
+  finishTogether?: {
+    accepts: (job: ClaimedJob) => boolean
+    run: (sql: Sql, jobs: ClaimedJob[], deps: AppDeps, done: postgres.PendingQuery<postgres.Row[]>) => Promise<ReadonlySet<string>>
+  }
+  /**
    * The handler writes nothing that must commit with the job's finish (it writes nothing, or only
    * idempotent writes of its own): it runs outside any transaction (given the pool as `tx`), and
    * jobs that end in the same tick are finished together by one statement (jobs/completion.ts).

@@ -56,7 +56,9 @@ export interface Config {
   /**
    * Jobs a runner keeps claimed beyond its running ones (SVC_JOB_PREFETCH; unset: the runner's concurrency):
    * a freed slot starts one without a claim round trip, and one claim serves many jobs. Larger
-   * suits many short jobs; prefetched jobs wait for this runner while another may be idle.
+   * suits many short jobs; prefetched jobs wait for this runner while another may be idle. While a
+   * backlog of short jobs empties the slots faster than a claim returns, the queue deepens on its
+   * own (up to 4x the concurrency) and falls back to this once a claim finds the backlog gone.
    */
   jobPrefetch: number | undefined
   jobPollMs: number

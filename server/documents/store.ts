@@ -3,9 +3,10 @@
  * (each appends a `document.status` case event in the same transaction).
  */
 import type postgres from 'postgres'
-import type { Tx } from '../db/connect'
+import type { Sql, Tx } from '../db/connect'
 import type { PageWindow } from '../http/pagination'
-import { appendCaseEvent } from '../events/log'
+import type { OneStatementCreate } from '../http/idempotency'
+import { appendCaseEvent, caseEventParts } from '../events/log'
 import type { Block } from './blocks'
 import { withAllOutcomes, type PageSummary, type StoredPageSummary } from './parsing/pages'
 
@@ -217,15 +218,32 @@ export async function replaceBlocks(tx: Tx, tenantId: string, documentId: string
   }
 }
 
-/** Inserts a document awaiting its upload (the route has presigned the upload of `blobKey`). */
-export async function insertDocument(tx: Tx, tenantId: string, input: {
+/**
+ * A document upload start as one statement (see runIdempotentStatement): the row (awaiting upload,
+ * id and timestamps from this process's clock), its `document.status` case event and the
+ * idempotency record in one round trip. The answer is the rendered row with `extra` (the presigned
+ * upload) added, built here, so a stored replay is the very same text.
+ */
+export function documentCreate(sql: Sql, tenantId: string, input: {
   id: string; scenarioId: string; filename: string; contentType: string; sizeBytes: number; sha256: string | null; blobKey: string | null
-}): Promise<DocumentRow> {
-  const [row] = await tx<DocumentRow[]>`
-    insert into documents (tenant_id, id, scenario_id, filename, content_type, size_bytes, checksum_sha256, blob_key)
-    values (${tenantId}, ${input.id}, ${input.scenarioId}, ${input.filename}, ${input.contentType}, ${input.sizeBytes}, ${input.sha256}, ${input.blobKey})
-    returning *`
-  return row!
+}, extra: Record<string, unknown>, location: string): OneStatementCreate {
+  const at = new Date()
+  const row: DocumentRow = {
+    tenant_id: tenantId, id: input.id, scenario_id: input.scenarioId, filename: input.filename, content_type: input.contentType,
+    size_bytes: input.sizeBytes, checksum_sha256: input.sha256, status: 'awaiting_upload', blob_key: input.blobKey, bytes_verified: false,
+    ingestion_generation: 0, page_count: null, block_count: null, page_summary: null, parent_document_id: null, document_type: null,
+    document_type_confidence: null, checks: null, error_code: null, error_detail: null, uploaded_at: null, processed_at: null, created_at: at, updated_at: at,
+  }
+  return {
+    status: 201,
+    location,
+    bodyText: sql`${JSON.stringify({ ...renderDocument(row), ...extra })}::text`,
+    work: (claimed) => sql`
+      insert into documents (tenant_id, id, scenario_id, filename, content_type, size_bytes, checksum_sha256, blob_key, created_at, updated_at)
+      select ${tenantId}, ${input.id}, ${input.scenarioId}, ${input.filename}, ${input.contentType}, ${input.sizeBytes}, ${input.sha256}, ${input.blobKey}, ${at}, ${at}
+      where ${claimed}`,
+    more: caseEventParts(sql, { tenantId, scenarioId: input.scenarioId, type: 'document.status', data: { document_id: input.id, status: 'awaiting_upload' } }),
+  }
 }
 
 /** Records that the bytes of a document still awaiting upload were checked (size, type, checksum). */

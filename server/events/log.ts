@@ -3,7 +3,8 @@
  * now; evaluation and report status later) appends one event in the same transaction, so the log
  * holds exactly the committed changes. `seq` counts from 1 per case and is the SSE event id.
  */
-import type { Tx } from '../db/connect'
+import type postgres from 'postgres'
+import type { Sql, Tx } from '../db/connect'
 
 /** The PostgreSQL channel a committed event is announced on (payload "tenant:scenario:seq"). */
 export const CASE_EVENTS_CHANNEL = 'svc_case_events'
@@ -54,6 +55,29 @@ export async function appendCaseEvent(tx: Tx, input: CaseEventInput): Promise<nu
   await tx`select pg_notify(${CASE_EVENTS_CHANNEL}, ${`${input.tenantId}:${input.scenarioId}:${seq}`})`
   for (const listener of hintListeners) listener(input.tenantId, input.scenarioId)
   return seq
+}
+
+/**
+ * appendCaseEvent as parts of a one-statement create (OneStatementCreate.more): CTEs that bump the
+ * case's counter and insert the event where `when` holds, the NOTIFY as an expression for the
+ * statement's final select, and the in-process hint to give once the statement succeeded. The
+ * counter row stays locked until the statement commits, as in appendCaseEvent.
+ */
+export function caseEventParts(sql: Sql, input: CaseEventInput) {
+  return {
+    ctes: (when: postgres.PendingQuery<postgres.Row[]>) => sql`,
+      case_event_seq as (
+        insert into case_event_counters (tenant_id, scenario_id, last_seq)
+        select ${input.tenantId}, ${input.scenarioId}, 1 where ${when}
+        on conflict (tenant_id, scenario_id) do update set last_seq = case_event_counters.last_seq + 1
+        returning last_seq),
+      case_event as (
+        insert into case_events (tenant_id, scenario_id, seq, type, data)
+        select ${input.tenantId}, ${input.scenarioId}, last_seq, ${input.type}, ${sql.json(input.data as never)} from case_event_seq
+        returning seq)`,
+    finalExpr: sql`(select count(pg_notify(${CASE_EVENTS_CHANNEL}, ${`${input.tenantId}:${input.scenarioId}:`}::text || seq::text)) from case_event)`,
+    after: () => { for (const listener of hintListeners) listener(input.tenantId, input.scenarioId) },
+  }
 }
 
 /** The events of a case after `afterSeq`, oldest first, at most `limit`. */

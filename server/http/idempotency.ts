@@ -84,6 +84,13 @@ export interface OneStatementCreate {
    * that is true when this request claimed its key (always true without a key).
    */
   work: (claimed: postgres.PendingQuery<postgres.Row[]>) => postgres.PendingQuery<postgres.Row[]>
+  /**
+   * Further writes of the same statement (an appended case event): `ctes(claimed)` is more CTEs
+   * after `work`, each written `, name as (...)` and writing only where `claimed` holds; `finalExpr`
+   * is evaluated once by the statement's final select (a `pg_notify` of those rows: a CTE that only
+   * selects runs when it is read); `after` runs in this process once the statement succeeded.
+   */
+  more?: { ctes: (claimed: postgres.PendingQuery<postgres.Row[]>) => postgres.PendingQuery<postgres.Row[]>; finalExpr: postgres.PendingQuery<postgres.Row[]>; after?: () => void }
 }
 
 /**
@@ -95,10 +102,12 @@ export interface OneStatementCreate {
  */
 export async function runIdempotentStatement(ctx: IdempotencyContext, create: OneStatementCreate): Promise<WorkResult & { replayed: boolean }> {
   const { sql } = ctx
+  const { more } = create
   if (ctx.key === null) {
     const [row] = await sql<{ response_body: string }[]>`
-      with work as (${create.work(sql`true`)})
-      select ${create.bodyText} as response_body`
+      with work as (${create.work(sql`true`)}) ${more ? more.ctes(sql`true`) : sql``}
+      select ${create.bodyText} as response_body ${more ? sql`, ${more.finalExpr} as more` : sql``}`
+    more?.after?.()
     return { status: create.status, body: JSON.parse(row!.response_body), location: create.location, replayed: false }
   }
   const { route, fingerprint, key } = keyOf(ctx, ctx.key)
@@ -113,8 +122,12 @@ export async function runIdempotentStatement(ctx: IdempotencyContext, create: On
         returning response_location = ${create.location} as claimed, expires_at <= now() as expired,
           fingerprint, response_status, response_body, response_location
       ), work as (${create.work(sql`exists (select 1 from claim where claimed)`)})
-      select claimed, expired, fingerprint, response_status, response_body, response_location from claim`
-    if (row!.claimed) return { status: create.status, body: JSON.parse(row!.response_body), location: create.location, replayed: false }
+      ${more ? more.ctes(sql`exists (select 1 from claim where claimed)`) : sql``}
+      select claimed, expired, fingerprint, response_status, response_body, response_location ${more ? sql`, ${more.finalExpr} as more` : sql``} from claim`
+    if (row!.claimed) {
+      more?.after?.()
+      return { status: create.status, body: JSON.parse(row!.response_body), location: create.location, replayed: false }
+    }
     if (!row!.expired || round > 0) return replayOf(row, fingerprint)
     await sql`
       delete from idempotency_keys

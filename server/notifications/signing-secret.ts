@@ -25,7 +25,13 @@ interface SecretMeta { id: string; secret_last4: string; created_at: Date; revok
 /** A usable secret: its id and plaintext. */
 export interface SigningSecret { id: string; secret: string }
 
-const encryptionKey = (serviceKey: Uint8Array) => deriveKey(serviceKey, 'webhook-signing-secret')
+const encryptionKeys = new WeakMap<Uint8Array, Uint8Array>()
+/** The key secrets are sealed with, derived once per service key (a delivery opens one per send). */
+const encryptionKey = (serviceKey: Uint8Array) => {
+  let key = encryptionKeys.get(serviceKey)
+  if (!key) encryptionKeys.set(serviceKey, (key = deriveKey(serviceKey, 'webhook-signing-secret')))
+  return key
+}
 const aad = (tenantId: string, id: string) => Buffer.from(`${tenantId}/${id}`)
 
 /** Encrypts a secret for storage: 12-byte nonce, 16-byte tag, ciphertext. */
@@ -136,11 +142,28 @@ export class UndecryptableSecret extends Error {
  */
 export function openUsableSecret(serviceKey: Uint8Array | readonly Uint8Array[], tenantId: string, row: { secret_id: string | null; secret_ciphertext: Uint8Array | null }): SigningSecret | null {
   if (!row.secret_id || !row.secret_ciphertext) return null
+  // Every delivery of a workspace reads the same sealed value: open it once (a hit needs the very
+  // bytes read now, so a destroyed or re-sealed value is never answered from here).
+  const cacheKey = `${tenantId}/${row.secret_id}`
+  const hit = opened.get(cacheKey)
+  if (hit && sameKeys(hit.keys, serviceKey) && Buffer.from(row.secret_ciphertext).equals(hit.sealed)) return { id: row.secret_id, secret: hit.secret }
   try {
-    return { id: row.secret_id, secret: openSecret(serviceKey, tenantId, row.secret_id, row.secret_ciphertext) }
+    const secret = openSecret(serviceKey, tenantId, row.secret_id, row.secret_ciphertext)
+    if (opened.size >= OPENED_MAX) opened.clear()
+    opened.set(cacheKey, { keys: serviceKey, sealed: Buffer.from(row.secret_ciphertext), secret })
+    return { id: row.secret_id, secret }
   } catch (e) {
     throw new UndecryptableSecret(tenantId, row.secret_id, e)
   }
+}
+
+/** Secrets opened by this process, by workspace and id, with the sealed bytes and the key (ring) that opened them. */
+const opened = new Map<string, { keys: Uint8Array | readonly Uint8Array[]; sealed: Buffer; secret: string }>()
+const OPENED_MAX = 4096
+/** The same service keys (the same objects, in order): a ring is built anew per call from the same keys. */
+function sameKeys(a: Uint8Array | readonly Uint8Array[], b: Uint8Array | readonly Uint8Array[]): boolean {
+  if (a instanceof Uint8Array || b instanceof Uint8Array) return a === b
+  return a.length === b.length && a.every((k, i) => k === b[i])
 }
 
 /**

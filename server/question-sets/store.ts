@@ -3,8 +3,10 @@
  * queries other parts need (the version an evaluation pins). Owns `question_sets` and
  * `question_set_versions`.
  */
-import type { Tx } from '../db/connect'
+import type { Sql, Tx } from '../db/connect'
 import type { PageWindow } from '../http/pagination'
+import type { OneStatementCreate } from '../http/idempotency'
+import { verticalForNewSql } from '../workspaces/settings-store'
 import type { Question } from '../../schemas/question-set'
 
 /** A row of `question_sets` with its newest and newest published version. */
@@ -138,9 +140,28 @@ export async function lockQuestionSet(tx: Tx, tenantId: string, id: string): Pro
   await tx`select 1 from question_sets where tenant_id = ${tenantId} and id = ${id} for update`
 }
 
-/** Inserts a question set (its vertical already resolved). */
-export async function insertQuestionSet(tx: Tx, tenantId: string, input: { id: string; name: string; vertical: string | null }): Promise<void> {
-  await tx`insert into question_sets (tenant_id, id, name, vertical) values (${tenantId}, ${input.id}, ${input.name}, ${input.vertical})`
+/**
+ * A question-set create as one statement (see runIdempotentStatement), like a case create: the row
+ * is made here (id and timestamps from this process's clock), the vertical resolved in the
+ * statement (the request's, else the workspace default), and the response body is the rendered set
+ * (no versions yet) with that vertical spliced in, so a stored replay is the very same text.
+ */
+export function questionSetCreate(sql: Sql, tenantId: string, input: { name: string; vertical: string | null | undefined }): OneStatementCreate {
+  const id = Bun.randomUUIDv7()
+  const at = new Date()
+  const vertical = verticalForNewSql(sql, tenantId, input.vertical)
+  const text = JSON.stringify(renderQuestionSet({ id, name: input.name, vertical: null, created_at: at, updated_at: at, latest_version_id: null, published_version_id: null }))
+  // The timestamps are the last members (renderQuestionSet's order), after where a vertical goes.
+  const cut = text.lastIndexOf(',"created_at":')
+  return {
+    status: 201,
+    location: `/v1/question-sets/${id}`,
+    bodyText: sql`${text.slice(0, cut)}::text || coalesce(',"vertical":' || to_json(${vertical})::text, '') || ${text.slice(cut)}::text`,
+    work: (claimed) => sql`
+      insert into question_sets (tenant_id, id, name, vertical, created_at, updated_at)
+      select ${tenantId}, ${id}, ${input.name}, ${vertical}, ${at}, ${at}
+      where ${claimed}`,
+  }
 }
 
 /** Marks a question set changed now (a version of it was created or edited). */

@@ -11,7 +11,7 @@ import type { Principal } from '../auth/principal'
 import { accessControl, ANY_ROLE, CASE_WRITERS, tenantOf } from '../auth/access'
 import { ProblemError, problems } from '../http/problem'
 import { readQuery, withQuery } from '../http/query'
-import { idempotencyKeyOf, runIdempotent, replyWith } from '../http/idempotency'
+import { idempotencyKeyOf, runIdempotent, runIdempotentStatement, replyWith } from '../http/idempotency'
 import { consumeRate, RATE_PROBLEMS } from '../http/rate-limit'
 import { BODY_PROBLEMS, LIST_PROBLEMS, PATH_PROBLEMS, responses } from '../http/docs'
 import { cursorScope } from '../http/pagination'
@@ -22,12 +22,11 @@ import { essenceOf, findFileType, storedContentType } from '../documents/registr
 import { tooLarge, verifyStoredBytes } from '../documents/intake'
 import { enqueueIngestion, DOCUMENT_INGESTION } from '../documents/ingestion'
 import {
-  findDocument, insertDocument, listBlocks, listDocuments, markBytesVerified, renderBlock, renderDocument, setDocumentStatus, type DocumentStatus,
+  documentCreate, findDocument, listBlocks, listDocuments, markBytesVerified, renderBlock, renderDocument, setDocumentStatus, type DocumentStatus,
 } from '../documents/store'
 import { UPLOAD_URL_TTL_SECONDS } from '../storage/blob-store'
 import { withinStallBound } from '../storage/stall-bound'
 import { subscribeInline, type InlineNotification } from '../notifications/inline'
-import { appendCaseEvent } from '../events/log'
 import { checkFilename, neutraliseFilename } from '../documents/filenames'
 
 const READ = { roles: ANY_ROLE, scopes: ['scenarios:read', 'scenarios:write'], embed: true, breakGlass: true } as const
@@ -71,22 +70,16 @@ export function documentRoutes(deps: AppDeps) {
       if (!(await findScenario(sql, tenantId, params.scenarioId))) throw problems.notFound('scenario')
       if (!type) throw new ProblemError('unsupported_media_type', `content_type ${essenceOf(body.content_type)} is not in the file-type registry (GET /v1/file-types).`)
       if (body.size_bytes > config.maxUploadBytes) throw tooLarge(config.maxUploadBytes)
-      const result = await runIdempotent({ sql, tenantId, method: 'POST', path, body, key: idempotencyKeyOf(request) }, async (tx) => {
-        const id = Bun.randomUUIDv7()
-        const expiresAt = new Date(Math.floor(Date.now() / 1000) * 1000 + UPLOAD_URL_TTL_SECONDS * 1000)
-        const sha256 = body.checksum_sha256?.toLowerCase()
-        const upload = await blobs.presignUpload({ tenantId, documentId: id, contentType: type.contentType, size: body.size_bytes, sha256, expiresAt })
-        const row = await insertDocument(tx, tenantId, {
-          id, scenarioId: params.scenarioId, filename: body.filename, contentType: storedContentType(type, body.content_type), sizeBytes: body.size_bytes,
-          sha256: sha256 ?? null, blobKey: upload.key ?? null,
-        })
-        await appendCaseEvent(tx, { tenantId, scenarioId: params.scenarioId, type: 'document.status', data: { document_id: id, status: 'awaiting_upload' } })
-        return {
-          status: 201,
-          body: { ...renderDocument(row), upload: { method: upload.method, url: upload.url, headers: upload.headers, expires_at: expiresAt.toISOString() } },
-          location: documentPath(params.scenarioId, id),
-        }
-      })
+      // One statement, one round trip: the idempotency record, the document, its case event and the
+      // answer (the presigned URL is a signature computed here; a replay answers the stored one).
+      const id = Bun.randomUUIDv7()
+      const expiresAt = new Date(Math.floor(Date.now() / 1000) * 1000 + UPLOAD_URL_TTL_SECONDS * 1000)
+      const sha256 = body.checksum_sha256?.toLowerCase()
+      const upload = await blobs.presignUpload({ tenantId, documentId: id, contentType: type.contentType, size: body.size_bytes, sha256, expiresAt })
+      const result = await runIdempotentStatement({ sql, tenantId, method: 'POST', path, body, key: idempotencyKeyOf(request) }, documentCreate(sql, tenantId, {
+        id, scenarioId: params.scenarioId, filename: body.filename, contentType: storedContentType(type, body.content_type), sizeBytes: body.size_bytes,
+        sha256: sha256 ?? null, blobKey: upload.key ?? null,
+      }, { upload: { method: upload.method, url: upload.url, headers: upload.headers, expires_at: expiresAt.toISOString() } }, documentPath(params.scenarioId, id)))
       return replyWith(set, result) as Record<string, unknown>
     }, {
       access: WRITE,

@@ -10,7 +10,7 @@ import type { Tx } from '../db/connect'
 import { accessControl, ANY_ROLE, tenantOf, type AccessRule } from '../auth/access'
 import { ProblemError, problems } from '../http/problem'
 import { readQuery, withQuery } from '../http/query'
-import { idempotencyKeyOf, runIdempotent, replyWith } from '../http/idempotency'
+import { idempotencyKeyOf, runIdempotent, runIdempotentStatement, replyWith } from '../http/idempotency'
 import { consumeRate, RATE_PROBLEMS } from '../http/rate-limit'
 import { BODY_PROBLEMS, LIST_PROBLEMS, PATH_PROBLEMS, responses } from '../http/docs'
 import { cursorScope } from '../http/pagination'
@@ -22,10 +22,9 @@ import {
   VersionListQuery, VersionParams, VersionWrite,
 } from '../../schemas/question-set'
 import { VERTICAL_KEYS } from './verticals'
-import { verticalForNew } from '../workspaces/settings-store'
 import { verticalRule } from './tenant-settings'
 import {
-  findQuestionSet, findVersion, ifMatchHolds, insertQuestionSet, insertVersion, listQuestionSets, listVersions, lockQuestionSet,
+  findQuestionSet, findVersion, ifMatchHolds, insertVersion, questionSetCreate, listQuestionSets, listVersions, lockQuestionSet,
   markVersionPublishing, newestVersion, renderQuestionSet, renderVersion, replaceDraftQuestions, touchQuestionSet, versionEtag,
   type QuestionSetRow,
 } from '../question-sets/store'
@@ -59,12 +58,11 @@ export function questionSetRoutes(deps: AppDeps) {
       if (typeof body.vertical === 'string' && !VERTICAL_KEYS.includes(body.vertical)) {
         throw problems.schema([{ pointer: '/vertical', message: verticalRule() }])
       }
-      const result = await runIdempotent({ sql, tenantId, method: 'POST', path, body, key: idempotencyKeyOf(request) }, async (tx) => {
-        const id = Bun.randomUUIDv7()
-        const vertical = await verticalForNew(tx, tenantId, body.vertical)
-        await insertQuestionSet(tx, tenantId, { id, name: body.name, vertical })
-        return { status: 201, body: renderQuestionSet((await findQuestionSet(tx, tenantId, id))!), location: `/v1/question-sets/${id}` }
-      })
+      // One statement, one round trip: the idempotency record, the set and the answer.
+      const result = await runIdempotentStatement(
+        { sql, tenantId, method: 'POST', path, body, key: idempotencyKeyOf(request) },
+        questionSetCreate(sql, tenantId, { name: body.name, vertical: body.vertical }),
+      )
       return replyWith(set, result) as ReturnType<typeof renderQuestionSet>
     }, {
       access: QUESTION_SET_WRITE,

@@ -7,6 +7,7 @@ import type { Sql, Tx } from '../db/connect'
 import type { PageWindow } from '../http/pagination'
 import type { OneStatementCreate } from '../http/idempotency'
 import { verticalForNewSql } from '../workspaces/settings-store'
+import { scenarioTable } from './partition'
 
 /** A row of `scenarios`. */
 export interface ScenarioRow {
@@ -32,11 +33,14 @@ export function renderScenario(row: ScenarioRow) {
   }
 }
 
-/** Reads one scenario of a workspace, or null (absent and foreign look the same). */
+/**
+ * Reads one scenario of a workspace, or null (absent and foreign look the same). It reads the
+ * case's own partition (see partition.ts): the parent table's lookup is re-planned on every execution.
+ */
 export async function findScenario(sql: Tx, tenantId: string, scenarioId: string): Promise<ScenarioRow | null> {
   const [row] = await sql<ScenarioRow[]>`
     select id, name, external_ref, status, vertical, created_at, updated_at
-    from scenarios
+    from ${sql(scenarioTable(scenarioId))}
     where tenant_id = ${tenantId} and id = ${scenarioId}`
   return row ?? null
 }
@@ -94,7 +98,7 @@ export async function listScenarios(sql: Tx, tenantId: string, externalRef: stri
  */
 export async function settleCaseStatus(tx: Tx, tenantId: string, scenarioId: string, ended: 'succeeded' | 'failed' | 'canceled'): Promise<void> {
   await tx`
-    update scenarios set updated_at = now(), status = case
+    update ${tx(scenarioTable(scenarioId))} set updated_at = now(), status = case
       when exists (select 1 from evaluations e where e.tenant_id = ${tenantId} and e.scenario_id = ${scenarioId} and e.status in ('queued', 'running')) then 'evaluating'
       when ${ended} = 'succeeded' then 'evaluated'
       when ${ended} = 'failed' then 'evaluation_failed'
@@ -105,5 +109,5 @@ export async function settleCaseStatus(tx: Tx, tenantId: string, scenarioId: str
 
 /** Marks a case `evaluating` (an evaluation of it was queued). */
 export async function markCaseEvaluating(tx: Tx, tenantId: string, scenarioId: string): Promise<void> {
-  await tx`update scenarios set status = 'evaluating', updated_at = now() where tenant_id = ${tenantId} and id = ${scenarioId}`
+  await tx`update ${tx(scenarioTable(scenarioId))} set status = 'evaluating', updated_at = now() where tenant_id = ${tenantId} and id = ${scenarioId}`
 }

@@ -205,3 +205,32 @@ describe('question sets', () => {
     expect((await call(app.url, 'GET', `/v1/question-sets/not-a-uuid`, { token: key })).status).toBe(400)
   })
 })
+
+describe('question-set create: one statement with its idempotency record', () => {
+  const post = (body: unknown, k?: string) => call(app.url, 'POST', '/v1/question-sets', { token: key, body, ...(k ? { headers: { 'idempotency-key': k } } : {}) })
+
+  test('the answer is the set as a read returns it; a replay returns the identical text; another body is 409; 20 concurrent duplicates make one set', async () => {
+    for (const body of [{ name: 'One statement' }, { name: 'One statement, mortgage', vertical: 'mortgage' }]) {
+      const created = await post(body)
+      expect(created.status).toBe(201)
+      expect(created.headers.get('location')).toBe(`/v1/question-sets/${created.body.id}`)
+      const read = await call(app.url, 'GET', `/v1/question-sets/${created.body.id}`, { token: readKey })
+      expect(read.body).toEqual(created.body)
+    }
+    const k = crypto.randomUUID()
+    const a = await post({ name: 'Idem', vertical: 'mortgage' }, k)
+    const b = await post({ vertical: 'mortgage', name: 'Idem' }, k)
+    expect(a.status).toBe(201)
+    expect(b.status).toBe(201)
+    expect(b.text).toBe(a.text)
+    expect(b.headers.get('idempotent-replayed')).toBe('true')
+    expect(problemOf(await post({ name: 'Other' }, k))).toMatchObject({ type: 'urn:svc:error:idempotency_conflict', status: 409 })
+
+    const race = crypto.randomUUID()
+    const name = `Race ${race}`
+    const replies = await Promise.all(Array.from({ length: 20 }, () => post({ name }, race)))
+    expect(new Set(replies.map((r) => r.status))).toEqual(new Set([201]))
+    expect(new Set(replies.map((r) => r.text)).size).toBe(1)
+    expect((await app.sql`select count(*)::int as n from question_sets where name = ${name}`)[0]!.n).toBe(1)
+  })
+})

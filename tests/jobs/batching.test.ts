@@ -85,4 +85,30 @@ describe('batched queue paths', () => {
     expect(runs).toBe(2)
     expect((await app.sql`select 1 from jobs where kind = 'batched_flaky'`).length).toBe(0)
   })
+
+  test('a backlog of short jobs deepens the prefetch queue beyond the configured one; all run once and nothing stays claimed', async () => {
+    const total = 300
+    let deepest = 0
+    const ran = new Set<number>()
+    const kinds: Record<string, JobKind> = {
+      deep_probe: {
+        finishBatched: true,
+        handler: async (sql, job) => {
+          ran.add(job.payload.i as number)
+          // Claimed and not yet started: the prefetch queue of this runner.
+          const locked = await sql<{ i: string }[]>`select payload->>'i' as i from jobs where kind = 'deep_probe' and locked_by is not null`
+          deepest = Math.max(deepest, locked.filter((r) => !ran.has(Number(r.i))).length)
+        },
+      },
+    }
+    await app.sql.begin((tx) => enqueueJobs(tx, jobs('deep_probe', total)))
+    const runner = startRunner(app.deps, kinds, { concurrency: 2, prefetch: 2, pollMs: 10, log: quiet })
+    const deadline = Date.now() + 30_000
+    while ((await app.sql`select 1 from jobs where kind = 'deep_probe' limit 1`).length > 0 && Date.now() < deadline) await Bun.sleep(20)
+    await runner.stop()
+    expect(ran.size).toBe(total)
+    // A queue of the configured prefetch never holds more than 2 waiting jobs.
+    expect(deepest).toBeGreaterThan(2)
+    expect((await app.sql`select 1 from jobs where kind = 'deep_probe'`).length).toBe(0)
+  })
 })
