@@ -35,6 +35,9 @@ export interface DocumentRow {
   /** The type found from its content at ingestion, its confidence and its checks (server/evaluation/document-findings.ts). */
   document_type?: string | null
   document_type_confidence?: string | number | null
+  /** `rules`, or `model` when a configured model typed a document the rules were unsure of; with a note when the model was asked and not followed. */
+  document_type_source?: string | null
+  document_type_note?: string | null
   checks?: unknown[] | null
   error_code: string | null
   error_detail: string | null
@@ -49,6 +52,8 @@ export function renderDocument(row: DocumentRow) {
   return {
     id: row.id, scenario_id: row.scenario_id, ...(row.parent_document_id ? { parent_document_id: row.parent_document_id } : {}), ...renderUploadedFile(row),
     ...(row.document_type ? { document_type: row.document_type, document_type_confidence: Number(row.document_type_confidence) } : {}),
+    ...(row.document_type && row.document_type_source ? { document_type_source: row.document_type_source } : {}),
+    ...(row.document_type && row.document_type_note ? { document_type_note: row.document_type_note } : {}),
     ...(row.checks ? { checks: row.checks } : {}),
   }
 }
