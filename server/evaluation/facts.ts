@@ -116,8 +116,13 @@ export function mineFacts(blocks: readonly CaseBlock[]): Fact[] {
   return mineCase(blocks).facts
 }
 
-/** Mines every fact and table of a case's blocks (given in case order). */
-export function mineCase(blocks: readonly CaseBlock[]): { facts: Fact[]; tables: Table[] } {
+/**
+ * Mines every fact and table of a case's blocks (given in case order). With `columns: false` the
+ * tables are found but their columns' facts (`column.first`, `.sum`, ...) are not mined: the
+ * checks at ingestion need the tables and the `Label: value` facts only, and on a large table the
+ * column facts are most of the work.
+ */
+export function mineCase(blocks: readonly CaseBlock[], options: { columns?: boolean } = {}): { facts: Fact[]; tables: Table[] } {
   const facts: Fact[] = []
   const tables: Table[] = []
   const add = (path: string, value: TypedValue, raw: string, block: CaseBlock, quote: string) => {
@@ -139,7 +144,7 @@ export function mineCase(blocks: readonly CaseBlock[]): { facts: Fact[]; tables:
     if (columnar && run.length >= 2) {
       const n = (tablesPerDocument.get(run[0]!.documentId) ?? 0) + 1
       tablesPerDocument.set(run[0]!.documentId, n)
-      mineColumns(run, n, add)
+      if (options.columns !== false) mineColumns(run, n, add)
       tables.push({ documentId: run[0]!.documentId, columns: cellsOf(run[0]!.text).map(slug), rows: run.slice(1) })
     }
     run = []
