@@ -32,9 +32,13 @@ interface Group { skip: boolean; uc: number }
 
 /** Refuses a file whose `\binN` declares more bytes than the file holds (the tokenizer would allocate them). */
 function assertBinaryWithin(bytes: Uint8Array): void {
-  const text = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('latin1')
-  for (const m of text.matchAll(/\\bin(\d{1,12})/g)) {
-    if (Number(m[1]) > bytes.length) throw new UnreadableDocument('the RTF declares binary data longer than the file')
+  // A byte search for each `\bin`, its digits read in place (no string of the whole file).
+  const buffer = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)
+  for (let at = buffer.indexOf('\\bin'); at >= 0; at = buffer.indexOf('\\bin', at + 4)) {
+    let n = 0
+    let digits = 0
+    for (let i = at + 4; i < buffer.length && digits < 12 && buffer[i]! >= 0x30 && buffer[i]! <= 0x39; i++, digits++) n = n * 10 + buffer[i]! - 0x30
+    if (digits > 0 && n > bytes.length) throw new UnreadableDocument('the RTF declares binary data longer than the file')
   }
 }
 
