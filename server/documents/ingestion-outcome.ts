@@ -12,9 +12,10 @@ import { finishTask } from '../notifications/finish'
 import type { Block } from './blocks'
 import type { ParseOutcome } from './parsing/extract'
 import type { ChildDocument, StatusFields } from './store'
+import type { TypedDocument } from '../evaluation/model-typing'
 
-/** What the parse found, handed from prepare to the handler. */
-export type IngestionOutcome = { kind: 'skip' } | { kind: 'unsupported'; reason?: string } | (ParseOutcome & { children?: ChildDocument[] })
+/** What the parse found, handed from prepare to the handler (a case document's type, when found before the handler). */
+export type IngestionOutcome = { kind: 'skip' } | { kind: 'unsupported'; reason?: string } | (ParseOutcome & { children?: ChildDocument[]; typed?: TypedDocument })
 
 /** A parsed outcome. */
 export type ParsedOutcome = Extract<IngestionOutcome, { kind: 'parsed' }>

@@ -25,6 +25,11 @@ import { nestingDepth, storeAttachments } from './attachments'
 import { recordUsageEvents } from '../billing/ledger'
 import { parseOverrides, readPolicy } from '../operator/evaluation-policy'
 import { recordDocumentFindings } from '../evaluation/document-findings'
+import { classifyDocument } from '../evaluation/document-types'
+import { typeDocument, type TypedDocument } from '../evaluation/model-typing'
+import { modelSettings } from '../authoring/generation-run'
+import { budgetReached, costMicro } from '../billing/budgets'
+import type { Block } from './blocks'
 
 /** The job kind name (also the task kind of its notifications). */
 export const DOCUMENT_INGESTION = 'document_ingestion'
@@ -84,9 +89,12 @@ async function parseFollowed(doc: DocumentRow, generation: number, deps: AppDeps
     const started = performance.now()
     const outcome = await parseDocument(doc, deps, { onProgress, signal: abort.signal, limits, workspace: doc.tenant_id })
     if ((outcome.kind === 'parsed' || outcome.kind === 'unreadable') && outcome.pages) deps.metrics.ingestionPages(outcome.pages, (performance.now() - started) / 1000)
-    if (outcome.kind !== 'parsed' || !outcome.attachments?.length) return outcome
+    if (outcome.kind !== 'parsed') return outcome
+    // A type the rules are unsure of goes to the model, when one is configured (outside any transaction).
+    const typed = await typeDocumentBlocks(doc, outcome.blocks, deps, abort.signal)
+    const { attachments, ...rest } = { ...outcome, typed }
+    if (!attachments?.length) return rest
     // Attachments: stored now (outside any transaction), inserted with the parent's outcome.
-    const { attachments, ...rest } = outcome
     const limit = deps.config.parse.emailMaxDepth
     if ((await nestingDepth(deps.sql, doc, limit)) >= limit) {
       const [one, many, parent] = doc.content_type === 'application/zip' ? ['member', 'members', 'a ZIP'] : ['attachment', 'attachments', 'an email']
@@ -95,11 +103,24 @@ async function parseFollowed(doc: DocumentRow, generation: number, deps: AppDeps
     }
     return { ...rest, children: await storeAttachments(deps, doc, attachments) }
   } catch (e) {
-    if (e instanceof ParseCanceled) return { kind: 'skip' }
+    if (e instanceof ParseCanceled || abort.signal.aborted) return { kind: 'skip' }
     throw e
   } finally {
     clearInterval(watch)
   }
+}
+
+/**
+ * A parsed document's type: the rules' (document-types.ts), or the model's when one is configured
+ * and the rules are unsure (model-typing.ts: one bounded call; a vendor error leaves the rules' type
+ * with a note). Throws the signal's reason when a reingest supersedes the parse meanwhile.
+ */
+async function typeDocumentBlocks(doc: DocumentRow, blocks: readonly Block[], deps: AppDeps, signal: AbortSignal): Promise<TypedDocument> {
+  const rules = classifyDocument(doc.content_type, blocks)
+  const settings = deps.config.modelUrl ? modelSettings(deps.config) : null
+  return typeDocument(settings, doc.content_type, blocks, rules, {
+    signal, budgetReached: () => budgetReached(deps.sql, doc.tenant_id), price: (i, o) => costMicro(deps.config, i, o),
+  })
 }
 
 /** Case documents as an owner of ingested files; after a parse, the type and checks are recorded, pages are metered and attachments become child documents. */
@@ -114,7 +135,7 @@ const documentOwner: IngestionOwner<DocumentRow> = {
   setStatus: setDocumentStatus,
   async afterParsed(tx, doc, outcome) {
     // The document's type from its content and the checks that type allows (issue 27).
-    await recordDocumentFindings(tx, doc, outcome.blocks)
+    await recordDocumentFindings(tx, doc, outcome.blocks, outcome.typed, DOCUMENT_INGESTION)
     await recordUsageEvents(tx, doc.tenant_id, (['text_layer', 'ocr'] as const).map((source) => ({
       meter: source === 'ocr' ? 'pages_ocr' as const : 'pages_text_layer' as const,
       quantity: outcome.pages[source], sourceKind: DOCUMENT_INGESTION, sourceId: doc.id, sourceRef: `generation:${doc.ingestion_generation}`,

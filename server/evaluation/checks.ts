@@ -67,7 +67,8 @@ function result(name: CheckResult['name'], rule: string, expected: Big, stated: 
 /** Runs the checks of a document's type over its blocks (one document, in reading order). */
 export function runChecks(type: DocumentType | string, blocks: readonly CaseBlock[]): CheckResult[] {
   if (!['bank_statement', 'rent_roll', 'loss_run', 'pay_stub'].includes(type)) return []
-  const { facts, tables } = mineCase(blocks)
+  // The checks read `Label: value` facts and tables, never a column's facts (`credits.sum`): not mined.
+  const { facts, tables } = mineCase(blocks, { columns: false })
   const first = (names: string[]): Fact | undefined => {
     for (const n of names) {
       const f = facts.find((x) => x.path === n && x.value.type === 'number')

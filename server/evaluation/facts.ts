@@ -116,8 +116,13 @@ export function mineFacts(blocks: readonly CaseBlock[]): Fact[] {
   return mineCase(blocks).facts
 }
 
-/** Mines every fact and table of a case's blocks (given in case order). */
-export function mineCase(blocks: readonly CaseBlock[]): { facts: Fact[]; tables: Table[] } {
+/**
+ * Mines every fact and table of a case's blocks (given in case order). With `columns: false` the
+ * tables are found but their columns' facts (`column.first`, `.sum`, ...) are not mined: the
+ * checks at ingestion need the tables and the `Label: value` facts only, and on a large table the
+ * column facts are most of the work.
+ */
+export function mineCase(blocks: readonly CaseBlock[], options: { columns?: boolean } = {}): { facts: Fact[]; tables: Table[] } {
   const facts: Fact[] = []
   const tables: Table[] = []
   const add = (path: string, value: TypedValue, raw: string, block: CaseBlock, quote: string) => {
@@ -139,7 +144,7 @@ export function mineCase(blocks: readonly CaseBlock[]): { facts: Fact[]; tables:
     if (columnar && run.length >= 2) {
       const n = (tablesPerDocument.get(run[0]!.documentId) ?? 0) + 1
       tablesPerDocument.set(run[0]!.documentId, n)
-      mineColumns(run, n, add)
+      if (options.columns !== false) mineColumns(run, n, add)
       tables.push({ documentId: run[0]!.documentId, columns: cellsOf(run[0]!.text).map(slug), rows: run.slice(1) })
     }
     run = []
@@ -168,24 +173,26 @@ export function mineCase(blocks: readonly CaseBlock[]): { facts: Fact[]; tables:
 
 type Add = (path: string, value: TypedValue, raw: string, block: CaseBlock, quote: string) => void
 
-/** A row that totals the rows above it ("Total", "Subtotal", "Grand total" in its first cell). */
-const isTotalRow = (row: CaseBlock) => /^(sub\s*|grand\s*)?totals?\b/i.test(cellsOf(row.text).find((c) => c !== '') ?? '')
 
 function mineColumns(rows: CaseBlock[], tableNumber: number, add: Add): void {
   const header = rows[0]!
   const names = cellsOf(header.text).map(slug)
   const prefix = tableNumber > 1 ? `table${tableNumber}_` : ''
-  // A total row is not one of the rows it totals: its cells answer `column.total` instead.
-  const totals = rows.slice(1).filter(isTotalRow)
-  const body = rows.slice(1).filter((r) => !isTotalRow(r))
+  // A total row ("Total", "Subtotal", "Grand total" in its first cell) is not one of the rows it
+  // totals: its cells answer `column.total` instead. Each row is split into its cells once (a column at a time re-split every row: a 10,000-row
+  // sheet's findings took longer than reading it).
+  const split = rows.slice(1).map((row) => ({ row, cells: cellsOf(row.text) }))
+  const isTotal = (r: { cells: string[] }) => /^(sub\s*|grand\s*)?totals?\b/i.test(r.cells.find((c) => c !== '') ?? '')
+  const totals = split.filter(isTotal)
+  const body = split.filter((r) => !isTotal(r))
   names.forEach((name, col) => {
     if (!name) return
     for (const total of totals.slice(-1)) {
-      const raw = cellsOf(total.text)[col] ?? ''
-      if (raw !== '' && col > 0) add(`${prefix}${name}.total`, parseValue(raw), raw, total, total.text)
+      const raw = total.cells[col] ?? ''
+      if (raw !== '' && col > 0) add(`${prefix}${name}.total`, parseValue(raw), raw, total.row, total.row.text)
     }
     const cells = body
-      .map((row) => ({ row, raw: cellsOf(row.text)[col] ?? '' }))
+      .map(({ row, cells: rowCells }) => ({ row, raw: rowCells[col] ?? '' }))
       .filter((c) => c.raw !== '')
       .map((c) => ({ ...c, value: parseValue(c.raw) }))
     if (cells.length === 0) return
@@ -198,22 +205,25 @@ function mineColumns(rows: CaseBlock[], tableNumber: number, add: Add): void {
     add(`${path}.first`, first.value, first.raw, first.row, first.row.text)
     add(`${path}.last`, last.value, last.raw, last.row, last.row.text)
     add(`${path}.count`, { type: 'number', value: String(typed.length) }, String(typed.length), header, header.text)
+    // Exact decimals, parsed once a cell.
+    const numbers = type === 'number' ? typed.map((c) => new Big(c.value.value as string)) : []
     if (type === 'number' || type === 'date') {
-      const cmp = (a: typeof first, b: typeof first) => type === 'number'
-        ? new Big(a.value.value as string).cmp(new Big(b.value.value as string))
-        : (a.value.value as string) < (b.value.value as string) ? -1 : (a.value.value as string) > (b.value.value as string) ? 1 : 0
-      let min = first
-      let max = first
-      for (const c of typed) {
-        if (cmp(c, min) < 0) min = c
-        if (cmp(c, max) > 0) max = c
+      const cmp = (a: number, b: number) => type === 'number'
+        ? numbers[a]!.cmp(numbers[b]!)
+        : (typed[a]!.value.value as string) < (typed[b]!.value.value as string) ? -1 : (typed[a]!.value.value as string) > (typed[b]!.value.value as string) ? 1 : 0
+      let lo = 0
+      let hi = 0
+      for (let i = 0; i < typed.length; i++) {
+        if (cmp(i, lo) < 0) lo = i
+        if (cmp(i, hi) > 0) hi = i
       }
+      const [min, max] = [typed[lo]!, typed[hi]!]
       add(`${path}.min`, min.value, min.raw, min.row, min.row.text)
       add(`${path}.max`, max.value, max.raw, max.row, max.row.text)
     }
     if (type === 'number') {
       const scale = Math.max(0, ...typed.map((c) => ((c.value.value as string).split('.')[1] ?? '').length))
-      const sum = typed.reduce((acc, c) => acc.plus(new Big(c.value.value as string)), new Big(0))
+      const sum = numbers.reduce((acc, n) => acc.plus(n), new Big(0))
       const unit = (first.value as { unit?: string }).unit
       add(`${path}.sum`, { type: 'number', value: sum.toFixed(scale), ...(unit ? { unit } : {}) }, sum.toFixed(scale), header, header.text)
     }

@@ -3,6 +3,11 @@
  * with whatever the test's responder returns, can fail on demand (an HTTP status, a hang) for the
  * next n calls or until told otherwise, can hold replies until released, and counts and keeps every
  * request. Any engine pointed at SVC_MODEL_URL={url} talks to it as to a real vendor.
+ *
+ * Document typing requests (ingestion asks a configured model to type a document the rules are
+ * unsure of: server/evaluation/model-typing.ts) are kept apart: answered by `respondTyping`
+ * (default `{"type": "other"}`), kept in `typing`, never counted in `calls` nor `requests`, and
+ * never failed or held by failNext / failAll / hold (the typing responder returns its own failures).
  */
 
 /** A request the stub received. */
@@ -28,6 +33,10 @@ export interface ModelStub {
   /** Requests received (failed ones included). */
   readonly calls: number
   readonly requests: StubRequest[]
+  /** Document typing requests received (not in `calls` nor `requests`). */
+  readonly typing: StubRequest[]
+  /** Sets how document typing requests are answered (a raw HTTP reply or a promise that never settles to fail them). */
+  respondTyping(fn: (req: StubRequest) => StubReply | Promise<StubReply>): void
   /** Sets how successful calls are answered. */
   respond(fn: (req: StubRequest) => StubReply | Promise<StubReply>): void
   /** Fails the next `n` calls (then answers normally again). */
@@ -39,7 +48,7 @@ export interface ModelStub {
   hold(): () => void
   /** Resolves once `n` calls in all have arrived. */
   waitForCalls(n: number, timeoutMs?: number): Promise<void>
-  /** Forgets counted calls and kept requests. */
+  /** Forgets counted calls and kept requests (typing requests included). */
   reset(): void
   stop(): void
 }
@@ -62,6 +71,8 @@ export function parseUserMessage(content: string): Pick<StubRequest, 'passages' 
 /** Starts a stub on a random loopback port. Default responder: not_found for everything. */
 export function startModelStub(): ModelStub {
   let responder: (req: StubRequest) => StubReply | Promise<StubReply> = () => ({ json: { status: 'not_found', value: null, confidence: 0, citations: [] } })
+  let typingResponder: (req: StubRequest) => StubReply | Promise<StubReply> = () => ({ json: { type: 'other' } })
+  const typing: StubRequest[] = []
   let failures = 0
   let failForever = false
   let failure: StubFailure = { status: 503 }
@@ -81,6 +92,23 @@ export function startModelStub(): ModelStub {
       const body = await req.json() as StubRequest['body']
       const user = body.messages?.find((m) => m.role === 'user')?.content ?? ''
       const request: StubRequest = { body, headers: req.headers, ...parseUserMessage(user) }
+      const reply = (r: StubReply): Response => {
+        if ('status' in r) return new Response(r.body ?? '', { status: r.status, headers: r.headers })
+        const content = 'json' in r ? JSON.stringify(r.json) : r.content
+        return Response.json({
+          id: `chatcmpl-${calls}`,
+          object: 'chat.completion',
+          created: Math.floor(Date.now() / 1000),
+          model: body.model ?? 'stub',
+          choices: [{ index: 0, message: { role: 'assistant', content }, finish_reason: 'stop' }],
+          usage: { prompt_tokens: user.length, completion_tokens: content.length, total_tokens: user.length + content.length },
+        })
+      }
+      const isTyping = (body.messages?.find((m) => m.role === 'system')?.content ?? '').startsWith('You classify one document')
+      if (isTyping) {
+        typing.push(request)
+        return reply(await typingResponder(request))
+      }
       calls++
       requests.push(request)
       for (const w of [...waiters]) if (calls >= w.n) { waiters.splice(waiters.indexOf(w), 1); w.resolve() }
@@ -93,17 +121,7 @@ export function startModelStub(): ModelStub {
           headers: { 'content-type': 'application/json', ...(failure.retryAfter !== undefined ? { 'retry-after': String(failure.retryAfter) } : {}) },
         })
       }
-      const reply = await responder(request)
-      if ('status' in reply) return new Response(reply.body ?? '', { status: reply.status, headers: reply.headers })
-      const content = 'json' in reply ? JSON.stringify(reply.json) : reply.content
-      return Response.json({
-        id: `chatcmpl-${calls}`,
-        object: 'chat.completion',
-        created: Math.floor(Date.now() / 1000),
-        model: body.model ?? 'stub',
-        choices: [{ index: 0, message: { role: 'assistant', content }, finish_reason: 'stop' }],
-        usage: { prompt_tokens: user.length, completion_tokens: content.length, total_tokens: user.length + content.length },
-      })
+      return reply(await responder(request))
     },
   })
 
@@ -111,6 +129,8 @@ export function startModelStub(): ModelStub {
     url: `http://127.0.0.1:${server.port}/v1`,
     get calls() { return calls },
     requests,
+    typing,
+    respondTyping(fn) { typingResponder = fn },
     respond(fn) { responder = fn },
     failNext(n, how = { status: 503 }) { failures = n; failure = how },
     failAll(how = { status: 503 }) { failForever = true; failure = how },
@@ -127,7 +147,7 @@ export function startModelStub(): ModelStub {
         waiters.push(w)
       })
     },
-    reset() { calls = 0; requests.length = 0 },
+    reset() { calls = 0; requests.length = 0; typing.length = 0 },
     stop() { release(); server.stop(true) },
   }
 }

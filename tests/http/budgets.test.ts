@@ -140,8 +140,11 @@ describe('cost budgets on model-backed evaluations (issue 16, item 3)', () => {
     expect(rows).toHaveLength(stub.calls)
     expect(rows.map((r) => [r.run_kind, r.step])).toEqual([0, 1, 2, 3].map((i) => ['evaluation_run', i]))
     expect(rows.every((r) => Number(r.input_tokens) > 0 && Number(r.output_tokens) > 0 && Number(r.cost_micro) > 0)).toBe(true)
+    // The spend also holds the model's typing of the form at ingestion (the rules cannot type it): one row of its own.
+    const typing = await app.sql`select cost_micro from model_usage where tenant_id = ${t.id} and run_kind = 'document_ingestion'`
+    expect(typing).toHaveLength(1)
     const spent = (await evalBudget()).body.spent_micro
-    expect(spent).toBe(rows.reduce((n, r) => n + Number(r.cost_micro), 0))
+    expect(spent).toBe([...rows, ...typing].reduce((n, r) => n + Number(r.cost_micro), 0))
 
     // A budget one micro-unit above the spend: the next evaluation starts, its first answer spends past it, and it stops there.
     expect((await evalBudget({ limit_micro: spent + 1 })).status).toBe(200)

@@ -108,3 +108,24 @@ describe('pictures without text', () => {
     expect(pictureWithoutText({ segments: [], outcome: 'blank' })).toBe(false)
   })
 })
+
+describe('PNG written for OCR (png.ts)', () => {
+  test('Skia reads back the very pixels, opaque (RGB) and translucent (RGBA)', async () => {
+    const { rgbaPng } = await import('../../server/documents/adapters/png')
+    const [w, h] = [37, 23]
+    const px = new Uint8Array(w * h * 4).map((_, i) => (i % 4 === 3 ? 255 : (i * 7919) % 256))
+    for (const translucent of [false, true]) {
+      if (translucent) px[3] = 128
+      const png = rgbaPng(w, h, px)
+      expect(png[25]).toBe(translucent ? 6 : 2) // IHDR colour type
+      const img = await loadImage(Buffer.from(png))
+      const c = createCanvas(w, h)
+      c.getContext('2d').drawImage(img, 0, 0)
+      const back = c.getContext('2d').getImageData(0, 0, w, h).data
+      expect([img.width, img.height]).toEqual([w, h])
+      // The first pixel is the translucent one (a canvas keeps it premultiplied): every other byte exactly.
+      expect(Array.from(back.subarray(4))).toEqual(Array.from(px.subarray(4)))
+    }
+    expect(() => rgbaPng(w, h, px.subarray(0, 10))).toThrow(RangeError)
+  })
+})

@@ -52,8 +52,12 @@ export function decodeText(bytes: Uint8Array, declared?: string): Decoded {
   for (const [mark, charset] of BOMS) {
     if (mark.every((b, i) => bytes[i] === b)) return { ...decodeWith(bytes, charset, mark.length), encoding: { charset, source: 'bom' } }
   }
-  const utf8 = decodeWith(bytes, 'utf-8')
-  if (!utf8.lossy) return { ...utf8, encoding: { charset: 'utf-8', source: 'default' } }
+  // Valid UTF-8 is UTF-8 (a strict decode stops at the first invalid byte: no lossy decode of the
+  // whole file is made unless it is the answer).
+  try {
+    const text = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true }).decode(bytes)
+    return { text, lossy: false, encoding: { charset: 'utf-8', source: 'default' } }
+  } catch { /* not UTF-8: detect */ }
   const sample = Buffer.from(bytes.buffer, bytes.byteOffset, Math.min(bytes.byteLength, DETECT_BYTES))
   const guess = chardet.analyse(sample)[0]
   const charset = guess?.name.toLowerCase()
@@ -61,5 +65,5 @@ export function decodeText(bytes: Uint8Array, declared?: string): Decoded {
     const decoded = decodeWith(bytes, charset)
     if (!decoded.lossy) return { ...decoded, encoding: { charset, source: 'detected' } }
   }
-  return { ...utf8, encoding: { charset: 'utf-8', source: 'default' } }
+  return { ...decodeWith(bytes, 'utf-8'), encoding: { charset: 'utf-8', source: 'default' } }
 }

@@ -7,7 +7,7 @@
  * pixels than the limit costs nothing.
  */
 import { imageSize } from 'image-size'
-import { createCanvas } from '@napi-rs/canvas'
+import { rgbaPng } from './png'
 
 /** The HEIF brands (ftyp) of still images and image sequences. */
 const BRANDS = new Set(['heic', 'heix', 'hevc', 'hevx', 'heim', 'heis', 'mif1', 'msf1'])
@@ -47,12 +47,7 @@ export async function openHeif(bytes: Uint8Array): Promise<HeifFile> {
       height: image.height,
       async png() {
         const { width, height, data } = await image.decode()
-        const canvas = createCanvas(width, height)
-        const ctx = canvas.getContext('2d')
-        const pixels = ctx.createImageData(width, height)
-        pixels.data.set(data)
-        ctx.putImageData(pixels, 0, 0)
-        return new Uint8Array(canvas.toBuffer('image/png'))
+        return rgbaPng(width, height, data)
       },
     })),
     close: () => images.dispose(),

@@ -32,9 +32,13 @@ interface Group { skip: boolean; uc: number }
 
 /** Refuses a file whose `\binN` declares more bytes than the file holds (the tokenizer would allocate them). */
 function assertBinaryWithin(bytes: Uint8Array): void {
-  const text = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('latin1')
-  for (const m of text.matchAll(/\\bin(\d{1,12})/g)) {
-    if (Number(m[1]) > bytes.length) throw new UnreadableDocument('the RTF declares binary data longer than the file')
+  // A byte search for each `\bin`, its digits read in place (no string of the whole file).
+  const buffer = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)
+  for (let at = buffer.indexOf('\\bin'); at >= 0; at = buffer.indexOf('\\bin', at + 4)) {
+    let n = 0
+    let digits = 0
+    for (let i = at + 4; i < buffer.length && digits < 12 && buffer[i]! >= 0x30 && buffer[i]! <= 0x39; i++, digits++) n = n * 10 + buffer[i]! - 0x30
+    if (digits > 0 && n > bytes.length) throw new UnreadableDocument('the RTF declares binary data longer than the file')
   }
 }
 
@@ -48,7 +52,9 @@ export const readRtf: Adapter = async (bytes) => {
   const table = new TableRows()
   const stack: Group[] = [{ skip: false, uc: 1 }]
   let codepage = 'windows-1252'
-  let pendingBytes: number[] = []
+  // 8-bit text waiting for its code page: runs of the file's bytes (never copied byte by byte) and `\'hh` bytes.
+  let pending: Uint8Array[] = []
+  let pendingHigh = false
   let text = '' // the paragraph or cell being read
   let cells: string[] = []
   let inTable = false
@@ -57,11 +63,19 @@ export const readRtf: Adapter = async (bytes) => {
   let unbalanced = false
 
   const flushBytes = () => {
-    if (pendingBytes.length === 0) return
+    if (pending.length === 0) return
     // ASCII reads the same in every code page: only 8-bit runs go through iconv-lite.
-    const run = Buffer.from(pendingBytes)
-    text += pendingBytes.every((b) => b < 0x80) ? run.toString('latin1') : iconv.decode(run, codepage)
-    pendingBytes = []
+    const first = pending[0]!
+    const run = pending.length === 1 ? Buffer.from(first.buffer, first.byteOffset, first.byteLength) : Buffer.concat(pending)
+    text += pendingHigh ? iconv.decode(run, codepage) : run.toString('latin1')
+    pending = []
+    pendingHigh = false
+  }
+  const pushBytes = (data: Uint8Array) => {
+    if (data.length === 0) return
+    if (data.includes(0x0a) || data.includes(0x0d)) data = data.filter((b) => b !== 0x0a && b !== 0x0d)
+    if (!pendingHigh) for (let i = 0; i < data.length; i++) if (data[i]! >= 0x80) { pendingHigh = true; break }
+    pending.push(data)
   }
   const endParagraph = () => {
     flushBytes()
@@ -105,7 +119,7 @@ export const readRtf: Adapter = async (bytes) => {
         if (group.skip) return
         let data = token.data.subarray(0, token.length ?? token.data.length)
         if (skipFallback > 0) { const n = Math.min(skipFallback, data.length); data = data.subarray(n); skipFallback -= n }
-        for (const b of data) if (b !== 0x0a && b !== 0x0d) pendingBytes.push(b)
+        pushBytes(data)
         return
       }
       case 2: { // control
@@ -116,7 +130,7 @@ export const readRtf: Adapter = async (bytes) => {
         if (group.skip) return
         if (word === "'") {
           if (skipFallback > 0) { skipFallback--; return }
-          pendingBytes.push(token.data?.[0] ?? 0x3f)
+          pushBytes(Uint8Array.of(token.data?.[0] ?? 0x3f))
           return
         }
         if (word === 'bin') return // binary data, never text

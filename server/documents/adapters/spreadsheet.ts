@@ -31,6 +31,19 @@ const pad = (n: number, width = 2) => String(n).padStart(width, '0')
  * serial is split into its calendar parts, never through the local clock.
  */
 export function serialText(serial: number, date1904: boolean): string {
+  // A column of dates repeats its days: each serial is worked out once (a bounded memo).
+  const memo = date1904 ? serials1904 : serials
+  const known = memo.get(serial)
+  if (known !== undefined) return known
+  const text = serialTextOf(serial, date1904)
+  if (memo.size >= 50_000) memo.clear()
+  memo.set(serial, text)
+  return text
+}
+const serials = new Map<number, string>()
+const serials1904 = new Map<number, string>()
+
+function serialTextOf(serial: number, date1904: boolean): string {
   const p = XLSX.SSF.parse_date_code(serial, { date1904 })
   if (!p) return decimal(serial)
   const time = `${pad(p.H)}:${pad(p.M)}:${pad(p.S)}`
@@ -42,7 +55,7 @@ export function serialText(serial: number, date1904: boolean): string {
 /** A number as the shortest exact decimal that reads back as it, never in exponent notation. */
 function decimal(v: number): string {
   const s = String(v)
-  return /e/i.test(s) ? new Big(v).toFixed() : s
+  return s.includes('e') ? new Big(v).toFixed() : s
 }
 
 /** Whether a number format is a date or time format (SheetJS parses the format each time: remembered). */

@@ -9,7 +9,7 @@
  * the header points.
  */
 import UTIF from 'utif2'
-import { createCanvas } from '@napi-rs/canvas'
+import { rgbaPng } from './png'
 import { isTiff } from './tiff-header'
 
 /** One frame of a TIFF: its size and coding, and a way to get it as PNG (decoded only when asked). */
@@ -114,10 +114,5 @@ function framePng(bytes: Uint8Array, ifd: number): Uint8Array {
   }
   const rgba = UTIF.toRGBA8(frame)
   if (!frame.width || !frame.height || rgba.length < frame.width * frame.height * 4) throw new InvalidTiff('the frame could not be decoded')
-  const canvas = createCanvas(frame.width, frame.height)
-  const ctx = canvas.getContext('2d')
-  const data = ctx.createImageData(frame.width, frame.height)
-  data.data.set(rgba.subarray(0, frame.width * frame.height * 4))
-  ctx.putImageData(data, 0, 0)
-  return new Uint8Array(canvas.toBuffer('image/png'))
+  return rgbaPng(frame.width, frame.height, rgba)
 }
