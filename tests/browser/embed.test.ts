@@ -134,7 +134,7 @@ beforeAll(async () => {
   packCaseId = (await caseWith(main.app, qsKey, await packFiles())).scenario.id
   const evaluation = await call(main.app.url, 'POST', `/v1/scenarios/${packCaseId}/evaluate`, { token: qsKey })
   expect((await evaluationEnded(main.app, qsKey, packCaseId, evaluation.body.id)).status).toBe('succeeded')
-})
+}, 240_000) // two services, a browser, five documents and an evaluation: minutes on a loaded machine with the embedded database
 afterAll(async () => {
   await browser?.close()
   await Promise.all([main?.app.stop(), short?.app.stop()])
