@@ -179,6 +179,9 @@ async function openEmbedded(dataDir: string): Promise<Database> {
     ...(await pgliteAssetOptions(fresh)),
     startParams: [...PGlite.defaultStartParams, '-c', `shared_buffers=${EMBEDDED_SHARED_BUFFERS}`],
   })
+  // The inflated WebAssembly and file bundle (15 MB) and, on a first start, the unpacked data
+  // directory (40 MB, twice) are garbage now; a process this quiet may not collect them for long.
+  Bun.gc(true)
   const server = new PGLiteSocketServer({ db, port: 0, host: '127.0.0.1', maxConnections: 1 })
   await server.start()
   const port = (server as unknown as { server: { address(): { port: number } } }).server.address().port
