@@ -59,8 +59,10 @@ const compressedAssets: BunPlugin = {
 
 const result = await Bun.build({
   plugins: [compressedAssets],
-  // The OCR thread is its own entry point: worker threads of a compiled binary load embedded entries.
-  entrypoints: ['server/main.ts', 'server/documents/ocr/tesseract-thread.ts'],
+  // binary.ts (first: the executable's entry) loads main.ts or, for a CLI command, cli-main.ts, so
+  // a command does not parse the service's bundle. The OCR thread is its own entry point too:
+  // worker threads of a compiled binary load embedded entries.
+  entrypoints: ['server/binary.ts', 'server/main.ts', 'server/cli-main.ts', 'server/documents/ocr/tesseract-thread.ts'],
   compile: { outfile: 'dist/svc' },
   minify: true,
   // Source maps (about 31 MB beside the binary) only when asked: a deployment does not need them.

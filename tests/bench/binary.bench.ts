@@ -8,7 +8,8 @@
  *
  * Peak RSS: the service's own high-water mark (VmHWM) at the end of its first start (ready, then
  * idle), and the largest sum of the service and its child processes sampled every 20 ms. Idle RSS:
- * VmRSS after BENCH_IDLE_MS without requests (the service keeps one parser process ready).
+ * VmRSS after BENCH_IDLE_MS without requests (the service keeps one parser process ready), after
+ * the first start and after a restart.
  * Targets (issue 29): size at most 140 MiB, first-start peak under 600 MB, idle under 250 MB on the
  * embedded database and under 150 MB on PostgreSQL (service process and parser process together).
  *
@@ -137,7 +138,7 @@ for (let round = 1; round <= rounds; round++) {
         for (const [k, v] of Object.entries(process.env)) if (v !== undefined) env[k] = v
         Object.assign(env, { SVC_DATA_DIR: dataDir, SVC_SECRET_KEY: secretKey, DATABASE_URL: db?.url ?? '' })
         const first = await startOnce(path, env, true)
-        const again = await startOnce(path, env, false)
+        const again = await startOnce(path, env, true)
         // One CLI command on a stopped service: through the binary and through `bun run svc`.
         const setup = Bun.spawnSync([path, 'tenant', 'create', '--slug', 'bench'], { env, cwd: dataDir, stdout: 'pipe', stderr: 'pipe' })
         if (setup.exitCode !== 0) throw new Error(`tenant create failed: ${setup.stderr}`)
@@ -155,6 +156,7 @@ for (let round = 1; round <= rounds; round++) {
           'idle parsers MB': first.idleParsers / MB,
           'idle total MB': (first.idleService + first.idleParsers) / MB,
           'idle parser processes': first.parsers,
+          'idle total after restart MB': (again.idleService + again.idleParsers) / MB,
           'CLI through binary ms': cliBinary,
           'CLI bun run svc ms': cliSource,
         }
