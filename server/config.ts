@@ -113,6 +113,12 @@ export interface Config {
 export interface ParseConfig {
   /** Parser processes per service process (SVC_PARSE_WORKERS; default the CPU cores, at most 8). */
   workers: number
+  /**
+   * Keep one parser process started while idle (SVC_PARSE_WARM; default off): the first document
+   * after a quiet spell is then read without starting a process (a few hundred ms), at the cost of
+   * that process's memory (about 55 MB) for as long as the service runs.
+   */
+  warm: boolean
   /** A parser process killed above this resident memory, in MiB (SVC_PARSE_MEMORY_MB). */
   memoryMb: number
   /** Wall-clock limit of one document's parse (SVC_PARSE_TIMEOUT_MS). */
@@ -333,6 +339,7 @@ export function loadConfig(env: Env = process.env): Config {
     downloadStallMs: int(env, 'SVC_DOWNLOAD_STALL_MS', 15_000, 100, 600_000),
     parse: {
       workers: int(env, 'SVC_PARSE_WORKERS', Math.min(8, availableParallelism()), 1, 64),
+      warm: bool(env, 'SVC_PARSE_WARM'),
       memoryMb: int(env, 'SVC_PARSE_MEMORY_MB', 1024, 64, 65_536),
       timeoutMs: int(env, 'SVC_PARSE_TIMEOUT_MS', 120_000, 100, 3_600_000),
       maxPages: int(env, 'SVC_PARSE_MAX_PAGES', 2000, 1, 1_000_000),

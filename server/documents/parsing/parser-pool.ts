@@ -88,7 +88,7 @@ export interface DocumentParser {
   stats(): { processes: number; busy: number; busyOcr: number; queued: number; queuedOcr: number; ocrInUse: number; ocrWaiting: number }
   /** The last parses, newest last. */
   recent(): readonly ParseRecord[]
-  /** Starts one parser process ahead of the first document (the service does at start). */
+  /** Starts one parser process ahead of the first document when SVC_PARSE_WARM is on (the service asks at start). */
   warm(): void
   /** Kills every parser process and refuses what waits. */
   close(): Promise<void>
@@ -320,13 +320,14 @@ export function createParserPool(
     }
     const rss = residentBytes(child.proc.pid) ?? 0
     if (child.parses >= PARSES_PER_CHILD || rss > memoryLimit / 2) retire(child)
-    // Idle processes go after a while. The last one is replaced by a fresh process, so one stays
-    // ready for the next document without the memory its parses left (an OCR model, a large heap).
+    // Idle processes go after a while, all of them: an idle service holds no parser memory. With
+    // SVC_PARSE_WARM the last one is replaced by a fresh process, so one stays ready for the next
+    // document without the memory its parses left (an OCR model, a large heap).
     else child.idleTimer = setTimeout(() => {
       if (child.busy || !children.has(child)) return
       const last = children.size === 1
       void retire(child)
-      if (last && !closed) spawn()
+      if (last && !closed && config.warm) spawn()
     }, idleExitMs)
     dispatch()
     return Promise.resolve()
@@ -512,7 +513,7 @@ export function createParserPool(
     }),
     recent: () => records,
     warm() {
-      if (!closed && children.size === 0) spawn()
+      if (!closed && config.warm && children.size === 0) spawn()
     },
     async close() {
       closed = true
