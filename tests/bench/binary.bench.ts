@@ -8,7 +8,7 @@
  *
  * Peak RSS: the service's own high-water mark (VmHWM) at the end of its first start (ready, then
  * idle), and the largest sum of the service and its child processes sampled every 20 ms. Idle RSS:
- * VmRSS after BENCH_IDLE_MS without requests (the service keeps one parser process ready), after
+ * VmRSS after BENCH_IDLE_MS without requests (no parser process unless SVC_PARSE_WARM=1), after
  * the first start and after a restart.
  * Targets (issue 29): size at most 140 MiB, first-start peak under 600 MB, idle under 250 MB on the
  * embedded database and under 150 MB on PostgreSQL (service process and parser process together).
@@ -18,7 +18,7 @@
  */
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { join, resolve } from 'node:path'
 import { createTestDatabase, type TestDatabase } from '../helpers/database'
 import { median } from './load'
 
@@ -27,7 +27,7 @@ const idleMs = Number(process.env.BENCH_IDLE_MS ?? 20_000)
 const cliRuns = Number(process.env.BENCH_CLI_RUNS ?? 5)
 const binaries = (process.env.BENCH_BINARIES ?? 'dist/svc').split(',').map((entry) => {
   const [label, path] = entry.includes('=') ? entry.split('=') as [string, string] : [entry, entry]
-  return { label, path }
+  return { label, path: resolve(path) } // absolute: the CLI runs are spawned in the data directory
 })
 const databases: ('embedded' | 'postgres')[] = process.env.DATABASE_URL ? ['embedded', 'postgres'] : ['embedded']
 const MB = 1_000_000
