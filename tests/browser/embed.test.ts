@@ -483,10 +483,11 @@ describe('frame messages', () => {
     // At most one per 100 ms of growth, plus the first and the trailing one (unthrottled: one per change, 40).
     expect(burst.length).toBeLessThanOrEqual(Math.ceil(elapsed / 100) + 2)
     expect(burst.length).toBeLessThan(40)
-    // 40 changes 10 ms apart give at most one message per 100 ms (gaps measured on arrival at the
-    // host, so allow for delivery jitter on a loaded machine; unthrottled they would be ~10 ms).
+    // 40 changes 10 ms apart give at most one message per 100 ms. Gaps are measured on arrival at
+    // the host, where a loaded machine delays each message by its own amount, so a single gap says
+    // little (one measured 41 ms under two suites); their mean telescopes to (last - first) / (n - 1),
+    // which only the first and last delays move (unthrottled it would be about 10 ms).
     const gaps = burst.slice(1).map((m: any, i: number) => m.at - burst[i].at)
-    expect(Math.min(...gaps)).toBeGreaterThanOrEqual(50)
     expect(gaps.reduce((a: number, b: number) => a + b, 0) / gaps.length).toBeGreaterThanOrEqual(80)
     const contentHeight = await frame.evaluate(() => Math.ceil(document.getElementById('svc-root')!.getBoundingClientRect().height))
     expect(burst.at(-1).data).toEqual({ svc: 1, type: 'svc:resize', height: contentHeight, bounded: false })
