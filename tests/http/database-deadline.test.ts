@@ -18,7 +18,7 @@ describe.if(enabled)('statement deadline and pool wait', () => {
   let caseId: string
   let locker: Sql
 
-  beforeAll(async () => {
+  if (enabled) beforeAll(async () => {
     app = await startApp({ env: { SVC_DB_STATEMENT_TIMEOUT_MS: '1000', SVC_DB_POOL_WAIT_MS: '500', SVC_DB_POOL_MAX: '2' }, runner: false })
     const tenant = await app.tenant()
     key = await app.apiKey(tenant.id, ['scenarios:read', 'scenarios:write'])
@@ -27,7 +27,7 @@ describe.if(enabled)('statement deadline and pool wait', () => {
     caseId = c.body.id
     locker = postgresClient(app.config.databaseUrl!, { max: 1, onnotice: () => {} })
   })
-  afterAll(async () => {
+  if (enabled) afterAll(async () => {
     await locker?.end({ timeout: 1 })
     await app?.stop()
   })

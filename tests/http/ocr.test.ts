@@ -156,7 +156,9 @@ describe('OCR of scans and photos', () => {
   })
 })
 
-describe.skipIf(!nativeTesseract())('OCR with the native tesseract command (installed here)', () => {
+// Without the command the block is one named skip (a skipped describe would list its hooks as "(unnamed)").
+if (!nativeTesseract()) test.skip('OCR with the native tesseract command: skipped, tesseract-ocr is not installed (apt-get install tesseract-ocr)', () => {})
+else describe('OCR with the native tesseract command (installed here)', () => {
   let native: TestApp
   let k: string
   let sc: string

@@ -34,13 +34,13 @@ let tenantId: string
 let key: string
 
 describe.skipIf(!pg)('write spread', () => {
-  beforeAll(async () => {
+  if (pg) beforeAll(async () => {
     app = await startApp({ runner: false })
     const t = await app.tenant()
     tenantId = t.id
     key = await app.apiKey(t.id, ['scenarios:read', 'scenarios:write'])
   })
-  afterAll(() => app?.stop())
+  if (pg) afterAll(() => app?.stop())
 
   test('16 connections inserting into one workspace: spread over every partition, backends mostly off BufferContent', async () => {
     // Commits without waiting for the WAL flush, so the backends' time goes to the pages they

@@ -36,12 +36,12 @@ describe.skipIf(!postgres)('a job whose every attempt kills its process (Postgre
   let key: string
   const workers: WorkerProcess[] = []
 
-  beforeAll(async () => {
+  if (postgres) beforeAll(async () => {
     app = await startApp({ runner: false })
     const t = await app.tenant()
     key = await app.apiKey(t.id, ['scenarios:read', 'scenarios:write', 'notifications:write'])
   })
-  afterAll(async () => {
+  if (postgres) afterAll(async () => {
     for (const w of workers) if (w.proc.exitCode === null && w.proc.signalCode === null) await w.kill('SIGKILL')
     await app?.stop()
   })

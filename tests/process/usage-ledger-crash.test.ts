@@ -27,13 +27,13 @@ describe.skipIf(!postgres)('usage ledger: kill -9 during a burst of evaluations 
   let tenantId: string
   const workers: WorkerProcess[] = []
 
-  beforeAll(async () => {
+  if (postgres) beforeAll(async () => {
     app = await startApp({ runner: false, env: { SVC_RATE_RUN: '1000/1' } })
     const t = await app.tenant()
     tenantId = t.id
     key = await app.apiKey(t.id, ['scenarios:read', 'scenarios:write', 'question_sets:write'])
   })
-  afterAll(async () => {
+  if (postgres) afterAll(async () => {
     for (const w of workers) if (w.proc.exitCode === null && w.proc.signalCode === null) await w.kill('SIGKILL')
     await app?.stop()
   })
