@@ -80,15 +80,14 @@ test('an issuer without an audience stops the start: exit 2 and one line naming 
   expect(loadConfig({ SVC_OIDC_AUDIENCE: 'svc-api' }).oidcAudience).toBeUndefined()
 })
 
-test('SVC_DB_CONNECT_TIMEOUT_MS bounds a connection attempt: a server that accepts and never answers fails the query with CONNECT_TIMEOUT, well before the 5 s default', async () => {
+test('SVC_DB_CONNECT_TIMEOUT_MS bounds a connection attempt: the client is given the setting, and a server that accepts and never answers fails the query with CONNECT_TIMEOUT', async () => {
   const silent = Bun.listen({ hostname: '127.0.0.1', port: 0, socket: { data() {} } })
   const dataDir = mkdtempSync(join(tmpdir(), 'svc-connect-'))
   const db = await openDatabase({ databaseUrl: `postgres://svc@127.0.0.1:${silent.port}/svc`, dataDir, max: 1, connectTimeoutMs: 300 })
   try {
-    const started = Date.now()
+    expect(db.sql.options.connect_timeout).toBe(0.3) // seconds, as the client counts them (the default is 5)
     const error = await db.sql`select 1`.then(() => undefined, (e: { code?: string }) => e)
     expect(error?.code).toBe('CONNECT_TIMEOUT')
-    expect(Date.now() - started).toBeLessThan(4_000)
   } finally {
     await db.close().catch(() => {})
     silent.stop(true)
