@@ -23,7 +23,7 @@ import type { CaseBlock } from './facts'
 import { labelValue } from './facts'
 import { tokenize, indexTerm } from './retrieval'
 import { parseValue, toAnswerValue } from './values'
-import type { CaseContext, EngineAnswer, Question } from './engine'
+import type { CaseContext, EngineAnswer, Question } from './engine-types'
 
 /** Blocks (best BM25+ first) whose lines are candidates. */
 export const CANDIDATE_BLOCKS = 8
