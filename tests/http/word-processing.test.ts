@@ -6,6 +6,7 @@
  * with a clear outcome while the API keeps answering.
  */
 import { afterAll, beforeAll, describe, expect, test, setDefaultTimeout } from 'bun:test'
+import { unzipSync, zipSync } from 'fflate'
 import { call, startApp, type TestApp } from '../helpers/app'
 import { settled, uploadAndComplete, type Bytes } from '../helpers/samples'
 import { publishedSet } from '../helpers/underwriting-pack'
@@ -93,6 +94,21 @@ describe('ODT', () => {
     const answers = await evaluateCase(app, key, sc)
     expect(answers.building_value!.value).toBe('1800000')
     expect(answers.building_value!.cited).toEqual([expect.objectContaining({ document_id: doc.id, page: 1, block_id: blocks[5]!.id })])
+  })
+})
+
+describe('hostile ODT', () => {
+  test('a content.xml that inflates past the limit (a zip bomb) fails naming the limit, within the parser memory ceiling', async () => {
+    // 160 MiB of content XML (past the 128 MiB default of SVC_PARSE_MAX_INFLATED_MB) deflates to a fraction of a megabyte.
+    const bomb = zipSync({ ...unzipSync(surveyOdt()), 'content.xml': new Uint8Array(160 * 1_048_576).fill(0x20) }, { level: 9 })
+    expect(bomb.length).toBeLessThan(2 * 1_048_576)
+    const sc = (await call(app.url, 'POST', '/v1/scenarios', { token: key, body: { name: 'ODT bomb' } })).body.id
+    const { doc } = await uploadAndComplete(app, key, sc, { filename: 'bomb.odt', contentType: ODT, bytes: bomb as Bytes })
+    const done = await settled(app, key, sc, doc.id, 60_000)
+    expect(done.status).toBe('failed')
+    expect(done.error_detail).toContain('SVC_PARSE_MAX_INFLATED_MB')
+    const parse = app.deps.parser.recent().find((r) => r.documentId === doc.id)!
+    expect(parse.peakRssBytes).toBeLessThan(1024 * 1_048_576)
   })
 })
 
