@@ -24,6 +24,7 @@ import m023 from './023_document_findings.sql' with { type: 'text' }
 import m025 from './025_write_spread.sql' with { type: 'text' }
 import m026 from './026_dev_listeners.sql' with { type: 'text' }
 import m027 from './027_document_type_source.sql' with { type: 'text' }
+import m028 from './028_tenant_row_unlocked.sql' with { type: 'text' }
 
 /** One migration: its number, its name and its SQL. */
 export interface Migration { version: number; name: string; sql: string }
@@ -52,4 +53,5 @@ export const MIGRATIONS: Migration[] = [
   { version: 25, name: '025_write_spread', sql: m025 },
   { version: 26, name: '026_dev_listeners', sql: m026 },
   { version: 27, name: '027_document_type_source', sql: m027 },
+  { version: 28, name: '028_tenant_row_unlocked', sql: m028 },
 ]
