@@ -144,7 +144,7 @@ describe.skipIf(!pg)('write spread', () => {
     const keys = await app.sql<{ table: string; name: string }[]>`
       select conrelid::regclass::text as table, conname as name from pg_constraint
       where contype = 'f' and confrelid = 'tenants'::regclass`
-    expect(keys).toEqual([])
+    expect([...keys]).toEqual([])
     // Those keys guarded deletes of workspaces; none exists (a workspace ends by its status).
     const deletes = (await Array.fromAsync(new Bun.Glob('server/**/*.ts').scan({ cwd: process.cwd() })))
       .filter((f) => /delete\s+from\s+tenants\b/i.test(readFileSync(f, 'utf8')))
