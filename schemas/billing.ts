@@ -6,6 +6,7 @@
 import { t } from 'elysia'
 import { Type } from '@sinclair/typebox'
 import { Timestamp, Uuid, Int, pageQuery, NonBlankText, exactlyOneOf } from './common'
+import { CurrencyCode } from './catalogs'
 import { InlineNotifications } from './notifications'
 
 /** A period: a calendar month `YYYY-MM` in the workspace's time zone. */
@@ -34,7 +35,7 @@ export const MeterPrice = t.Object({
 
 /** POST /v1/operator/workspaces/{tenantId}/billing-contracts body. */
 export const ContractCreate = t.Object({
-  currency: t.String({ minLength: 3, maxLength: 3, description: 'ISO 4217, e.g. EUR.' }),
+  currency: CurrencyCode,
   effective_from: Period,
   effective_until: t.Optional(t.Union([Period, t.Null()], { description: 'The last month billed (inclusive); null or absent: open-ended.' })),
   billing_period: t.Optional(t.Literal('monthly')),

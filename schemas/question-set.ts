@@ -4,6 +4,7 @@
 import { t, type Static } from 'elysia'
 import { Type } from '@sinclair/typebox'
 import { Timestamp, Uuid, Int, OneOf, named, pageQuery, NonBlankText } from './common'
+import { VerticalKey } from './vertical'
 import { InlineNotifications } from './notifications'
 
 /** The question criticalities. */
@@ -49,7 +50,7 @@ export type Question = Static<typeof QuestionSchema>
 /** POST /v1/question-sets body. */
 export const QuestionSetCreate = t.Object({
   name: NonBlankText({ minLength: 1, maxLength: 200 }),
-  vertical: t.Optional(t.Union([t.String({ maxLength: 64 }), t.Null()], {
+  vertical: t.Optional(t.Union([VerticalKey, t.Null()], {
     description: "A key of GET /v1/verticals. Absent: the workspace's default binding (tenant settings `vertical`) at creation; "
       + 'null: the shipped default entry whatever the workspace binds.',
   })),
