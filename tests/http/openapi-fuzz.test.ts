@@ -425,3 +425,25 @@ test('every optional body member, oneOf branches included: values the document c
   expect(pointed).toBeGreaterThan(50)
   expect(ruleChecks).toBeGreaterThan(10)
 })
+
+test('every member the document gives a grammar (x-svc-grammar): its examples are accepted by the route, and a value breaking the grammar is refused at its pointer', async () => {
+  const question = resolve({ $ref: '#/components/schemas/Question' })
+  const grammars = Object.entries<Schema>(question.properties).filter(([, p]) => typeof p['x-svc-grammar'] === 'string')
+  expect(grammars.map(([k]) => k).sort()).toEqual(['accept', 'fact_path'])
+  const qs = await call(app.url, 'POST', '/v1/question-sets', { token: tokens.key, body: { name: 'Grammar examples' } })
+  expect(qs.status).toBe(201)
+  const version = (questions: unknown[]) => call(app.url, 'POST', `/v1/question-sets/${qs.body.id}/versions`, { token: tokens.key, body: { questions } })
+  const question_ = (i: number, member: string, value: string) => ({
+    key: `q${i}`, text: 'Q?', criticality: 'major', answer_type: /in \[|contains/.test(value) ? 'text' : 'number', fact_path: 'annual_revenue', [member]: value,
+  })
+  let examples = 0
+  for (const [member, schema] of grammars) {
+    const good = await version(schema.examples.map((v: string, i: number) => question_(i, member, v)))
+    examples += schema.examples.length
+    expect(good.status, `${member} examples ${JSON.stringify(good.body?.errors ?? good.body?.detail)}`).toBe(201)
+    const bad = await version([question_(0, member, member === 'accept' ? 'value >> 3' : 'annual revenue')])
+    expect(bad.status).toBe(422)
+    expect(bad.body.errors.map((e: { pointer: string }) => e.pointer)).toEqual([`/questions/0/${member}`])
+  }
+  expect(examples).toBeGreaterThan(6)
+})
