@@ -6,7 +6,7 @@ import { t } from 'elysia'
 import { Type } from '@sinclair/typebox'
 import { Timestamp, Uuid, Int, named, OneOf, pageQuery, NonBlankText, exactlyOneOf } from './common'
 import { Block, DocumentCreate, PageSummary, UploadInstructions } from './document'
-import { QuestionSchema, Criticality, AnswerTypeSchema } from './question-set'
+import { QuestionSchema, Criticality, AnswerTypeSchema, ACCEPT_GRAMMAR } from './question-set'
 import { InlineNotifications } from './notifications'
 
 // ---- question groups and guideline sources ----
@@ -154,7 +154,7 @@ export const AcceptRequest = t.Object({
     answer_type: t.Optional(AnswerTypeSchema),
     guidance: t.Optional(t.String({ maxLength: 4000 })),
     fact_path: t.Optional(t.String({ minLength: 1, maxLength: 200, pattern: '^[a-z0-9_]+(\\.[a-z0-9_]+)*$' })),
-    accept: t.Optional(t.String({ minLength: 1, maxLength: 500 })),
+    accept: t.Optional(t.String({ minLength: 1, maxLength: 500, 'x-svc-grammar': ACCEPT_GRAMMAR })),
   }), { maxItems: 500 })),
   include_published: t.Optional(t.Boolean({ description: 'Start from the newest published version of the set (default true); drafts replace questions with the same key.' })),
 })

@@ -5,7 +5,14 @@
  */
 import { t } from 'elysia'
 import { Type } from '@sinclair/typebox'
-import { Timestamp, Uuid, Int, pageQuery, NonBlankText, exactlyOneOf } from './common'
+import { Timestamp, Uuid, Int, pageQuery, NonBlankText, exactlyOneOf, STATED_PATTERN } from './common'
+import { CurrencyCode } from './catalogs'
+
+/**
+ * The invoice CSV's file name as the route checks it (server/billing/invoice-upload.ts): no C0
+ * control character, DEL, / or \, and a character other than white space. ASCII classes only.
+ */
+export const UPLOAD_FILENAME_PATTERN = '^[^\\u0000-\\u001f\\u007f/\\\\]*[^\\s\\u0000-\\u001f\\u007f/\\\\][^\\u0000-\\u001f\\u007f/\\\\]*$'
 import { InlineNotifications } from './notifications'
 
 /** A period: a calendar month `YYYY-MM` in the workspace's time zone. */
@@ -34,7 +41,7 @@ export const MeterPrice = t.Object({
 
 /** POST /v1/operator/workspaces/{tenantId}/billing-contracts body. */
 export const ContractCreate = t.Object({
-  currency: t.String({ minLength: 3, maxLength: 3, description: 'ISO 4217, e.g. EUR.' }),
+  currency: CurrencyCode,
   effective_from: Period,
   effective_until: t.Optional(t.Union([Period, t.Null()], { description: 'The last month billed (inclusive); null or absent: open-ended.' })),
   billing_period: t.Optional(t.Literal('monthly')),
@@ -128,7 +135,7 @@ export const ReconciliationCreate = exactlyOneOf(['invoice', 'invoice_upload'], 
     lines: t.Array(InvoiceLine, { maxItems: 1000 }),
   })),
   invoice_upload: t.Optional(t.Object({
-    filename: t.String({ minLength: 1, maxLength: 255 }),
+    filename: t.String({ minLength: 1, maxLength: 255, [STATED_PATTERN]: UPLOAD_FILENAME_PATTERN, description: 'A file name: no path separators or control characters, not blank (else 422 without errors[], the field named in detail).' }),
     size_bytes: Int({ minimum: 1, description: 'The exact length of the CSV to be PUT.' }),
     checksum_sha256: t.Optional(t.String({ pattern: '^[0-9a-fA-F]{64}$' })),
     currency: t.Optional(t.String({ minLength: 3, maxLength: 3 })),

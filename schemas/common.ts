@@ -55,6 +55,14 @@ export const STATED_PATTERN = 'x-svc-stated-pattern'
 export const NonBlankText = (options: StringOptions & { minLength?: number; maxLength?: number }) =>
   Type.String({ ...options, [STATED_PATTERN]: NON_BLANK_TEXT_PATTERN, description: [options.description, 'Must contain a character other than white space (else 422 without errors[], the field named in detail).'].filter(Boolean).join(' ') })
 
+/**
+ * The schema key of a closed set of values the document states as `enum` while the route checks
+ * membership itself (with its own message and pointer): a catalog too long for a useful validator
+ * message (time zones, currencies) or one the route already names (verticals). The validator ignores
+ * the key; the OpenAPI writer turns it into `enum`.
+ */
+export const STATED_ENUM = 'x-svc-stated-enum'
+
 /** The schema key `exactlyOneOf` sets; the OpenAPI writer reads it. */
 export const EXACTLY_ONE_OF = 'x-svc-exactly-one-of'
 

@@ -4,12 +4,13 @@
 import { t } from 'elysia'
 import { Type } from '@sinclair/typebox'
 import { Timestamp, Uuid, named, pageQuery, NonBlankText } from './common'
+import { VerticalKey } from './vertical'
 
 /** POST /v1/scenarios body. */
 export const ScenarioCreate = t.Object({
   name: NonBlankText({ minLength: 1, maxLength: 500 }),
   external_ref: t.Optional(t.String({ minLength: 1, maxLength: 255, description: "The caller's own reference." })),
-  vertical: t.Optional(t.Union([t.String({ maxLength: 64 }), t.Null()], {
+  vertical: t.Optional(t.Union([VerticalKey, t.Null()], {
     description: "A key of GET /v1/verticals. Absent: the workspace's default binding (tenant settings `vertical`) at creation; "
       + 'null: the shipped default entry whatever the workspace binds.',
   })),

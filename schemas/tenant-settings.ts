@@ -4,12 +4,14 @@
 import { t } from 'elysia'
 import { Int, named } from './common'
 import { HTTPS_ORIGIN_PATTERN } from './patterns'
+import { CurrencyCode, NumberLocale, TimeZone } from './catalogs'
+import { VerticalKey } from './vertical'
 
 const origins = {
   description: 'Exact lower-case https origins (scheme, host, optional port; no path, query, fragment, userinfo or wildcard), '
     + 'at most 50 after de-duplication, 255 characters each. Empty: embedding is off.',
 }
-const timeZone = { description: 'IANA time zone name used to render timestamps; UTC when cleared.' }
+const timeZone = { description: 'IANA time zone name (canonical, see TimeZone) used to render timestamps; UTC when cleared.' }
 const retention = { description: 'Days a finished notification delivery record is kept (1-3650); 30 when cleared.' }
 const approval = { description: "When true, an operator's break-glass request needs approval by a workspace admin." }
 const vertical = {
@@ -28,13 +30,13 @@ const SynonymGroups = t.Record(t.String({ pattern: '^[a-z0-9_]{1,64}$' }), t.Arr
 /** PUT /v1/tenant-settings body: the whole document; an omitted field is cleared. */
 export const TenantSettingsInput = t.Object({
   embed_allowed_origins: t.Optional(t.Array(t.String({ maxLength: 255, pattern: HTTPS_ORIGIN_PATTERN }), origins)),
-  time_zone: t.Optional(t.Union([t.String({ maxLength: 64 }), t.Null()], timeZone)),
+  time_zone: t.Optional(t.Union([TimeZone, t.Null()], timeZone)),
   notification_retention_days: t.Optional(t.Union([Int({ minimum: 1, maximum: 3650 }), t.Null()], retention)),
   break_glass_require_tenant_approval: t.Optional(t.Boolean(approval)),
-  vertical: t.Optional(t.Union([t.String({ maxLength: 64 }), t.Null()], vertical)),
+  vertical: t.Optional(t.Union([VerticalKey, t.Null()], vertical)),
   label_synonyms: t.Optional(t.Union([SynonymGroups, t.Null()])),
-  currency: t.Optional(t.Union([t.String({ pattern: '^[A-Z]{3}$' }), t.Null()], currency)),
-  number_locale: t.Optional(t.Union([t.String({ maxLength: 35 }), t.Null()], locale)),
+  currency: t.Optional(t.Union([CurrencyCode, t.Null()], currency)),
+  number_locale: t.Optional(t.Union([NumberLocale, t.Null()], locale)),
 })
 
 /** The settings as GET and PUT return them (the values in force). */

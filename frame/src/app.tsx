@@ -3,7 +3,7 @@
  * permanent read-only attribution line, and three tabs (documents, evaluation, activity). No
  * control here changes anything in the service.
  */
-import { useEffect, useReducer } from 'preact/hooks'
+import { useLayoutEffect, useReducer } from 'preact/hooks'
 import type { FrameController } from './controller'
 import type { Tab } from './protocol'
 import { DocumentsView } from './views/documents'
@@ -25,8 +25,16 @@ const TAB_LABELS: Record<Tab, string> = { documents: 'Documents', evaluation: 'E
 /** The whole frame. */
 export function App({ controller }: { controller: FrameController }) {
   const [, rerender] = useReducer((n: number) => n + 1, 0)
-  useEffect(() => controller.subscribe(() => rerender(undefined)), [controller])
   const s = controller.state
+  // Subscribe as this render commits (a layout effect runs before render() returns, so before the
+  // inbox hands over any message), and render again at once if the state moved meanwhile: a plain
+  // effect subscribed only after the next frame, and a change made before that (a spent handoff's
+  // 401 on a starved renderer) was never drawn, leaving a blank frame after svc:session-ended.
+  useLayoutEffect(() => {
+    const off = controller.subscribe(() => rerender(undefined))
+    if (controller.state !== s) rerender(undefined)
+    return off
+  }, [controller])
   switch (s.phase) {
     case 'waiting':
       return <div class="blank" data-state="waiting" />

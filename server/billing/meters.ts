@@ -29,11 +29,8 @@ export const isMeter = (name: string): name is Meter => (METERS as readonly stri
 /** An exact decimal string: digits, an optional fraction of at most 12 digits, no sign or exponent. */
 export const DECIMAL = /^\d{1,18}(\.\d{1,12})?$/
 
-/** True when `code` is an ISO 4217 currency code this runtime knows. */
-export function isCurrency(code: string): boolean {
-  if (!/^[A-Z]{3}$/.test(code)) return false
-  return (Intl.supportedValuesOf('currency') as string[]).includes(code)
-}
+/** True when `code` is an ISO 4217 currency code this runtime knows (the enum of CurrencyCode). */
+export { isCurrency } from '../../schemas/catalogs'
 
 /** The minor units (decimal places) of an ISO 4217 currency: 2 for EUR, 0 for JPY, 3 for KWD. */
 export function minorUnits(currency: string): number {

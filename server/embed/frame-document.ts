@@ -6,7 +6,8 @@
  * is served, and its Content-Security-Policy names that one origin as the only frame ancestor (never
  * the list: the policy of a document anyone can fetch would publish which partners embed the
  * workspace). Everything else (no stated origin, one outside the list, an empty list, an unknown or
- * suspended workspace) is the same ordinary 404 with `frame-ancestors 'none'`, so the answer tells
+ * suspended workspace, a path segment that cannot be a slug) is the same ordinary 404 with
+ * `frame-ancestors 'none'`, so the answer tells
  * nobody whether a workspace exists or embeds. A host page with `Referrer-Policy: no-referrer` gets
  * the 404: it must send at least its origin (`strict-origin`, the default). Also serves the frame's
  * hashed assets and, with SVC_EXAMPLE_HOST=1, the example host page.
@@ -18,6 +19,7 @@ import { ProblemError } from '../http/problem'
 import { responses } from '../http/docs'
 import { allowedOrigins } from './origins'
 import { SLUG_PATTERN } from '../../schemas/patterns'
+import { STATED_PATTERN } from '../../schemas/common'
 import { EXAMPLE_HOST, FRAME_CSS, FRAME_JS, type FrameAsset } from './bundle'
 
 /** The policy of a frame document embeddable by `origins` (the one origin that asked for it). */
@@ -45,6 +47,8 @@ export function statedOrigin(request: Request): string | null {
   if (!referer) return null
   try { return new URL(referer).origin } catch { return null }
 }
+
+const SLUG = new RegExp(SLUG_PATTERN)
 
 const notEmbeddable = () =>
   new ProblemError('not_found', 'No embeddable view exists at this address.', { headers: { 'content-security-policy': NOT_EMBEDDABLE_CSP } })
@@ -81,6 +85,9 @@ export function frameDocumentRoutes(deps: AppDeps) {
   const app = new Elysia({ name: 'embed-frame' })
     .use(accessControl(deps.authenticate))
     .get('/embed/:slug', async ({ params, request, set }) => {
+      // A frame address is not an API call: a value that cannot be a slug (too long, another
+      // alphabet, a NUL) names no workspace that embeds, so it gets the same 404 (spec: Embed frame address).
+      if (!SLUG.test(params.slug)) throw notEmbeddable()
       const [tenant] = await sql<{ id: string; status: string }[]>`select id, status from tenants where slug = ${params.slug}`
       if (!tenant || tenant.status !== 'active') throw notEmbeddable()
       const origins = await allowedOrigins(sql, tenant.id)
@@ -94,11 +101,14 @@ export function frameDocumentRoutes(deps: AppDeps) {
       return frameHtml()
     }, {
       access: { public: true },
-      params: t.Object({ slug: t.String({ maxLength: 63, pattern: SLUG_PATTERN, description: 'The workspace slug (lower-case letters, digits and inner hyphens); another shape is 400 malformed.' }) }),
+      // The document states the slug's pattern; the route checks it itself, so that another shape is the same 404, never a 400.
+      params: t.Object({ slug: t.String({ [STATED_PATTERN]: SLUG_PATTERN, description: 'The workspace slug (lower-case letters, digits and inner hyphens, at most 63). Any other value is the same 404 as a workspace that does not embed.' }) }),
       detail: {
         summary: 'The embedded read-only case view (an HTML document for an iframe)',
-        description: 'No credential in the URL; the host hands a handoff to the frame in svc:init. The request states the embedding page\'s origin (its Referer, as browsers send it for an iframe, or Origin); 404 with frame-ancestors \'none\' when it states none or embedding is not enabled for it, the same as for an unknown workspace. The policy names only that origin as frame ancestor.',
+        description: 'No credential in the URL; the host hands a handoff to the frame in svc:init. The request states the embedding page\'s origin (its Referer, as browsers send it for an iframe, or Origin); 404 with frame-ancestors \'none\' when it states none or embedding is not enabled for it, the same as for an unknown workspace. The policy names only that origin as frame ancestor. A value that cannot be a slug is the same 404 (the listed 400 is never answered: it stays for the frozen surface).',
         tags: ['Embed'],
+        // 400 stays listed only because the frozen /v1 surface (Versioning 2) had it while a malformed
+        // slug was refused as malformed; the route now answers every slug it cannot serve with the 404.
         responses: { ...responses({}, ['malformed', 'not_found']), 200: { description: 'The frame document', content: { 'text/html': { schema: { type: 'string' } } } } },
       },
     })

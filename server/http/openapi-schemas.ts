@@ -5,7 +5,7 @@
  * `oneOfBy` gets `oneOf` with a discriminator. One writer per document.
  */
 import type { TSchema } from '@sinclair/typebox'
-import { EXACTLY_ONE_OF, ONE_OF_BY, STATED_PATTERN } from '../../schemas/common'
+import { EXACTLY_ONE_OF, ONE_OF_BY, STATED_ENUM, STATED_PATTERN } from '../../schemas/common'
 
 const pascalCase = (word: string) => word.split(/[-_.]/).filter(Boolean).map((w) => w[0]!.toUpperCase() + w.slice(1)).join('')
 
@@ -57,12 +57,14 @@ export class SchemaWriter {
       const { patternProperties: _p, ...options } = rest
       return { ...(this.shapeEach(options) as object), additionalProperties: this.shape(patterns['^(.*)$']!) }
     }
-    const { [ONE_OF_BY]: discriminator, [STATED_PATTERN]: stated, [EXACTLY_ONE_OF]: exactlyOne, ...plain } = rest
+    const { [ONE_OF_BY]: discriminator, [STATED_PATTERN]: stated, [STATED_ENUM]: statedEnum, [EXACTLY_ONE_OF]: exactlyOne, ...plain } = rest
     const shaped = this.shapeEach(plain) as { [key: string]: Json }
     // Exactly one of these members (a rule the route checks itself): oneOf of one required each.
     if (Array.isArray(exactlyOne)) shaped.oneOf = exactlyOne.map((member) => ({ required: [member] }))
     // A rule the route checks itself (a domain rule, see NonBlankText): the document states it.
     if (typeof stated === 'string') shaped.pattern = stated
+    // A catalog the route checks membership of itself (see STATED_ENUM): the document lists it.
+    if (Array.isArray(statedEnum)) shaped.enum = statedEnum
     // The body parser refuses a NUL in any string (server/http/json-text.ts): a free-text string says so.
     if (shaped.type === 'string' && shaped.pattern === undefined && shaped.format === undefined && shaped.enum === undefined) shaped.pattern = NO_NUL
     if (typeof discriminator === 'string') return this.oneOfBy(shaped, discriminator)

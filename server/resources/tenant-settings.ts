@@ -19,6 +19,7 @@ import { synonymEditsProblem } from '../evaluation/synonyms'
 import { charLength } from '../http/json-text'
 import { explainPattern } from '../http/pattern-messages'
 import { HTTPS_ORIGIN_PATTERN } from '../../schemas/patterns'
+import { CURRENCY_PATTERN, isCurrency, isNumberLocale, isTimeZone, LOCALE_PATTERN } from '../../schemas/catalogs'
 
 /** At most this many allow-listed embed origins (after de-duplication). */
 export const EMBED_ORIGINS_MAX = 50
@@ -57,16 +58,16 @@ export function originRuleBroken(origin: string): string | null {
 // The schemas carry the rule as HTTPS_ORIGIN_PATTERN (the validator refuses first): the same words.
 explainPattern(HTTPS_ORIGIN_PATTERN, originRuleBroken, 'must be an exact lower-case https origin: a host name of letters, digits and inner hyphens (not ending in a number) or an IPv4 address, an optional port other than 443')
 
-/** True when a name is an IANA time zone this runtime knows. */
-export function isTimeZone(name: string): boolean {
-  if (name.trim() === '' || name !== name.trim()) return false
-  try {
-    new Intl.DateTimeFormat('en', { timeZone: name })
-    return true
-  } catch {
-    return false
-  }
-}
+const LOCALE_RULE = 'must be a BCP 47 locale such as en-US or de-DE'
+const CURRENCY_RULE = 'must be an ISO 4217 currency code such as USD or EUR'
+
+/** The message of a time zone outside the TimeZone enum. */
+export const ZONE_RULE = 'must be the canonical IANA name of a time zone such as Europe/Berlin (aliases such as US/Eastern are refused)'
+
+// The validator holds number_locale to LOCALE_PATTERN first: the same words as the route's own check.
+explainPattern(LOCALE_PATTERN, () => null, LOCALE_RULE)
+// CurrencyCode's pattern (here and on billing contracts): the words of the route's own currency check.
+explainPattern(CURRENCY_PATTERN, () => null, CURRENCY_RULE)
 
 /** Validates a settings document; throws one 422 listing every violation, else the values to store. */
 export function validateSettings(input: Static<typeof TenantSettingsInput>) {
@@ -82,16 +83,16 @@ export function validateSettings(input: Static<typeof TenantSettingsInput>) {
     errors.push({ pointer: '/embed_allowed_origins', message: `must have at most ${EMBED_ORIGINS_MAX} entries after de-duplication, got ${distinct}` })
   }
   const timeZone = input.time_zone ?? null
-  if (timeZone !== null && !isTimeZone(timeZone)) errors.push({ pointer: '/time_zone', message: 'must be an IANA time zone name such as Europe/Berlin' })
+  if (timeZone !== null && !isTimeZone(timeZone)) errors.push({ pointer: '/time_zone', message: ZONE_RULE })
   const vertical = input.vertical ?? null
   if (vertical !== null && !VERTICAL_KEYS.includes(vertical)) errors.push({ pointer: '/vertical', message: verticalRule() })
   const synonyms = input.label_synonyms ?? null
   const synonymProblem = synonyms === null ? null : synonymEditsProblem(synonyms)
   if (synonymProblem) errors.push(synonymProblem)
   const currency = input.currency ?? null
-  if (currency !== null && !isCurrency(currency)) errors.push({ pointer: '/currency', message: 'must be an ISO 4217 currency code such as USD or EUR' })
+  if (currency !== null && !isCurrency(currency)) errors.push({ pointer: '/currency', message: CURRENCY_RULE })
   const locale = input.number_locale ?? null
-  if (locale !== null && !isLocale(locale)) errors.push({ pointer: '/number_locale', message: 'must be a BCP 47 locale such as en-US or de-DE' })
+  if (locale !== null && !isNumberLocale(locale)) errors.push({ pointer: '/number_locale', message: LOCALE_RULE })
   if (errors.length) throw problems.schema(errors)
   return {
     embed_allowed_origins: origins,
@@ -102,24 +103,6 @@ export function validateSettings(input: Static<typeof TenantSettingsInput>) {
     label_synonyms: synonyms !== null && Object.keys(synonyms).length > 0 ? synonyms : null,
     currency,
     number_locale: locale,
-  }
-}
-
-/** True when a code is a currency this runtime formats (ISO 4217). */
-export function isCurrency(code: string): boolean {
-  try {
-    return /^[A-Z]{3}$/.test(code) && Intl.supportedValuesOf('currency').includes(code)
-  } catch {
-    return false
-  }
-}
-
-/** True when a tag is a BCP 47 locale this runtime formats numbers for. */
-export function isLocale(tag: string): boolean {
-  try {
-    return Intl.NumberFormat.supportedLocalesOf([tag]).length === 1
-  } catch {
-    return false
   }
 }
 

@@ -5,20 +5,11 @@
 import { Elysia, t } from 'elysia'
 import type { AppDeps } from '../deps'
 import { accessControl, ANY_ROLE } from '../auth/access'
-import { Vertical } from '../../schemas/vertical'
+import { Vertical, VERTICALS } from '../../schemas/vertical'
 import { responses } from '../http/docs'
 
-/** The shipped catalog. */
-export const VERTICALS = [
-  { id: 'default', label: 'General underwriting', description: 'The shipped default; cases and question sets without a vertical.' },
-  { id: 'mortgage', key: 'mortgage', label: 'Residential mortgage', description: 'Home loans: income, affordability, property and credit history.' },
-  { id: 'commercial_lending', key: 'commercial_lending', label: 'Commercial lending', description: 'Business loans: financial statements, cash flow, collateral.' },
-  { id: 'life_insurance', key: 'life_insurance', label: 'Life insurance', description: 'Life and health cover: medical disclosures and financial underwriting.' },
-  { id: 'property_casualty', key: 'property_casualty', label: 'Property and casualty', description: 'Property, liability and specialty risks.' },
-] as const
-
-/** The machine values a case or question set may carry in `vertical`. */
-export const VERTICAL_KEYS: readonly string[] = VERTICALS.flatMap((v) => ('key' in v ? [v.key] : []))
+// The catalog lives with its schemas (schemas/vertical.ts), where the OpenAPI document states its keys.
+export { VERTICALS, VERTICAL_KEYS } from '../../schemas/vertical'
 
 /** GET /v1/verticals. */
 export function verticalRoutes(deps: AppDeps) {

@@ -222,6 +222,28 @@ describe('the embedded frame', () => {
     await page.close()
   })
 
+  test('terminal on a spent handoff when the frame renders late (every timer and animation frame 1.5 s late): the UI follows a state change made before it subscribed', async () => {
+    // A starved renderer, made deterministic: the network answers the exchange (a spent handoff,
+    // one UPDATE and a 401) long before the frame's after-paint work runs, which is when the UI
+    // subscribed to the controller. The flaky full-run failure of the test above was this order.
+    const handoff = await mint(main, caseId)
+    expect((await call(main.app.url, 'POST', '/v1/embed/sessions', { body: { handoff, host_origin: host.origin } })).status).toBe(201)
+    const page = await browser.context.newPage()
+    await page.addInitScript(() => {
+      if (!location.pathname.startsWith('/embed/')) return
+      const later = window.setTimeout.bind(window)
+      ;(window as any).setTimeout = (fn: () => void, ms = 0, ...args: unknown[]) => later(fn, ms + 1_500, ...args)
+      window.requestAnimationFrame = (cb) => later(() => cb(performance.now()), 1_500)
+    })
+    await page.goto(host.origin + '/')
+    await page.evaluate(([url, h]) => (window as any).openFrame(url, h), [main.frameUrl, handoff] as const)
+    const frame = page.frames().find((f) => f.url().startsWith(main.frameUrl))!
+    await waitFor(page, 'svc:session-ended')
+    await frame.waitForSelector('[data-state="terminal"]', { state: 'attached', timeout: 10_000 })
+    expect(await frame.evaluate(() => document.body.innerText.trim())).toBe(TERMINAL_TEXT)
+    await page.close()
+  })
+
   test('an expired handoff (SVC_EMBED_HANDOFF_TTL_S=2) also ends in terminal', async () => {
     const handoff = await mint(short, await newCase(short, 'Short'))
     await Bun.sleep(2_300)

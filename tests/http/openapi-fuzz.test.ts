@@ -4,7 +4,10 @@
  * field of the wrong type. Valid bodies never meet a schema error; every invalid one is 422 with a
  * pointer at the field (or at the body, ""); nothing is a 5xx. Callers are chosen from each
  * operation's access entry so every request reaches validation. Optional members too: each at its
- * largest valid value (lengths in characters), each oneOf branch, and sampled invalid values.
+ * largest valid value (lengths in characters), each oneOf branch, members of each enum (the runtime
+ * catalogs of time zones and currencies included) and the examples of a rule the document states
+ * partly in words (x-svc-runtime-check), and sampled invalid values (an enum member in another
+ * letter case among them).
  */
 import { afterAll, beforeAll, expect, test, setDefaultTimeout } from 'bun:test'
 import { call, startApp, type TestApp } from '../helpers/app'
@@ -50,10 +53,20 @@ const SAMPLES_BY_NAME: Record<string, unknown> = {
   scopes: ['scenarios:read'], limit: '10.00', email: 'a@example.com',
 }
 
+/** The schema a nullable member takes when it is not null (its first non-null anyOf member), else the schema itself. */
+const nonNull = (schema: Schema | undefined): Schema => {
+  const s = resolve(schema)
+  const member = (s.anyOf ?? []).find((m: Schema) => resolve(m).type !== 'null')
+  return member ? resolve(member) : s
+}
+
 /** A value that satisfies `schema` (required properties only, so no optional domain rule fires). */
 function valid(schema: Schema | undefined, name = ''): unknown {
   const s = resolve(schema)
   if (name in SAMPLES_BY_NAME && matches(s, SAMPLES_BY_NAME[name])) return SAMPLES_BY_NAME[name]
+  // A rule the document states partly in words (x-svc-runtime-check) comes with examples that meet it.
+  const example = (s.examples ?? []).find((v: unknown) => matches(s, v))
+  if (example !== undefined) return example
   if (s.enum) return s.enum[0]
   if (s.const !== undefined) return s.const
   if (s.anyOf) return valid(s.anyOf.find((m: Schema) => resolve(m).type !== 'null') ?? s.anyOf[0], name)
@@ -280,20 +293,22 @@ test('every string member of every JSON body: a NUL (which the document excludes
 })
 
 /**
- * Rules the document states in words only (a description), not as a schema: such a member is tried
- * with a value its description names, never with one generated from its schema. Each is a known gap
- * between the document and the service (a catalog or registry no pattern can hold).
+ * Members whose document value may be sampled from their enum: up to this many members of an enum,
+ * evenly spread (the time zone and currency catalogs have hundreds), each sent as a valid value.
  */
-const DESCRIBED_ONLY: Record<string, unknown> = {
-  time_zone: 'Europe/Berlin', currency: 'EUR', number_locale: 'de-DE', vertical: null,
+const ENUM_SAMPLES = 12
+
+/** Members of an enum spread evenly over it (first and last included), at most ENUM_SAMPLES. */
+function enumSample(values: readonly unknown[]): unknown[] {
+  if (values.length <= ENUM_SAMPLES) return [...values]
+  return Array.from({ length: ENUM_SAMPLES }, (_, i) => values[Math.round((i * (values.length - 1)) / (ENUM_SAMPLES - 1))])
 }
 
 const EMOJI = '\u{1F600}' // one character of the document, two UTF-16 code units
 
 /** A value the document calls valid for an optional member: at its largest where it has a length, so lengths are tried in characters. */
 function fullValue(schema: Schema, name: string): unknown {
-  const s = resolve(schema)
-  if (name in DESCRIBED_ONLY) return DESCRIBED_ONLY[name]
+  const s = nonNull(schema)
   if (s.type === 'string' && s.pattern === '^[^\\u0000]*$' && s.format === undefined && s.maxLength !== undefined && !(name in SAMPLES_BY_NAME)) return EMOJI.repeat(s.maxLength)
   if (s.type === 'array' && s.items) return Array.from({ length: Math.max(1, s.minItems ?? 0) }, () => fullValue(s.items, name))
   return valid(s, name)
@@ -301,9 +316,14 @@ function fullValue(schema: Schema, name: string): unknown {
 
 /** Sampled values the document calls invalid for a member, each with what it breaks. */
 function invalidValues(schema: Schema, name: string): [unknown, string][] {
-  const s = resolve(schema)
+  const s = nonNull(schema)
   const out: [unknown, string][] = []
-  if (s.enum) out.push(['not-a-member', 'enum'])
+  if (s.enum) {
+    out.push(['not-a-member', 'enum'])
+    // A member in another letter case (Intl takes europe/berlin for Europe/Berlin; the enum does not).
+    const recased = s.enum.filter((v: unknown) => typeof v === 'string').flatMap((v: string) => [v.toLowerCase(), v.toUpperCase()]).find((v: string) => !s.enum.includes(v))
+    if (recased !== undefined) out.push([recased, 'enum (letter case)'])
+  }
   if (s.type === 'string') {
     if (s.maxLength !== undefined) out.push([EMOJI.repeat(s.maxLength + 1), 'maxLength in characters'])
     if ((s.minLength ?? 0) > 0) out.push(['', 'minLength'])
@@ -367,6 +387,11 @@ test('every optional body member, oneOf branches included: values the document c
       if (s.discriminator && field in s.discriminator.mapping) continue // a branch member, tried above
       const value = fullValue(prop, field)
       if (value !== undefined) variants.push([`optional ${field}`, { ...base, [field]: value }])
+      // Members of an enum (a catalog the route checks itself included) and the examples of a rule stated partly in words.
+      const member = nonNull(prop)
+      for (const v of [...enumSample(member.enum ?? []), ...(member.examples ?? [])]) {
+        if (v !== value) variants.push([`optional ${field}=${JSON.stringify(v)}`, { ...base, [field]: v }])
+      }
     }
     for (const [what, body] of variants) {
       const r = await send(o, body)
@@ -399,4 +424,26 @@ test('every optional body member, oneOf branches included: values the document c
   expect(valids).toBeGreaterThan(60)
   expect(pointed).toBeGreaterThan(50)
   expect(ruleChecks).toBeGreaterThan(10)
+})
+
+test('every member the document gives a grammar (x-svc-grammar): its examples are accepted by the route, and a value breaking the grammar is refused at its pointer', async () => {
+  const question = resolve({ $ref: '#/components/schemas/Question' })
+  const grammars = Object.entries<Schema>(question.properties).filter(([, p]) => typeof p['x-svc-grammar'] === 'string')
+  expect(grammars.map(([k]) => k).sort()).toEqual(['accept', 'fact_path'])
+  const qs = await call(app.url, 'POST', '/v1/question-sets', { token: tokens.key, body: { name: 'Grammar examples' } })
+  expect(qs.status).toBe(201)
+  const version = (questions: unknown[]) => call(app.url, 'POST', `/v1/question-sets/${qs.body.id}/versions`, { token: tokens.key, body: { questions } })
+  const question_ = (i: number, member: string, value: string) => ({
+    key: `q${i}`, text: 'Q?', criticality: 'major', answer_type: /in \[|contains/.test(value) ? 'text' : 'number', fact_path: 'annual_revenue', [member]: value,
+  })
+  let examples = 0
+  for (const [member, schema] of grammars) {
+    const good = await version(schema.examples.map((v: string, i: number) => question_(i, member, v)))
+    examples += schema.examples.length
+    expect(good.status, `${member} examples ${JSON.stringify(good.body?.errors ?? good.body?.detail)}`).toBe(201)
+    const bad = await version([question_(0, member, member === 'accept' ? 'value >> 3' : 'annual revenue')])
+    expect(bad.status).toBe(422)
+    expect(bad.body.errors.map((e: { pointer: string }) => e.pointer)).toEqual([`/questions/0/${member}`])
+  }
+  expect(examples).toBeGreaterThan(6)
 })
