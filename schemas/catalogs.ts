@@ -7,14 +7,37 @@
  */
 import { t } from 'elysia'
 import { STATED_ENUM, named } from './common'
+import { TIME_ZONE_LINKS } from './time-zone-links'
+
+/** Every IANA time zone this runtime knows by its canonical name (`UTC` included). */
+const CANONICAL_ZONES: readonly string[] = Intl.supportedValuesOf('timeZone')
+const ZONE_SET = new Set(CANONICAL_ZONES)
 
 /**
- * Every IANA time zone this runtime knows by its canonical name (`UTC` included); aliases and
- * offsets that `Intl.DateTimeFormat` would also take (`US/Eastern`, `Etc/UTC`, `+01:00`, any
- * letter case) are refused, so the document's enum is exactly what is accepted.
+ * Each alias of a canonical zone (a name linked to it in the IANA database, either way round: the
+ * database's `Etc/UTC` is the runtime's `UTC`), mapped to that canonical name. An alias is accepted
+ * and stored as its canonical name, so a value saved before aliases were listed can be sent back.
  */
-export const TIME_ZONES: readonly string[] = Intl.supportedValuesOf('timeZone')
-const ZONE_SET = new Set(TIME_ZONES)
+const ZONE_ALIASES: ReadonlyMap<string, string> = (() => {
+  const group = new Map<string, Set<string>>()
+  for (const [zone, link] of TIME_ZONE_LINKS) {
+    const merged = new Set([...(group.get(zone) ?? [zone]), ...(group.get(link) ?? [link])])
+    for (const name of merged) group.set(name, merged)
+  }
+  const aliases = new Map<string, string>()
+  for (const [name, members] of group) {
+    const canonical = [...members].find((m) => ZONE_SET.has(m))
+    if (canonical !== undefined && !ZONE_SET.has(name)) aliases.set(name, canonical)
+  }
+  return aliases
+})()
+
+/**
+ * Every time zone name the service accepts: the runtime's canonical names, then the aliases it maps
+ * to them (`US/Eastern`, `Etc/UTC`, `Asia/Calcutta`). Offsets (`+01:00`) and other letter cases
+ * are refused, so the document's enum is exactly what is accepted.
+ */
+export const TIME_ZONES: readonly string[] = [...CANONICAL_ZONES, ...[...ZONE_ALIASES.keys()].sort()]
 
 /** Every ISO 4217 code this runtime formats (historic codes and XXX included), upper case. */
 export const CURRENCIES: readonly string[] = Intl.supportedValuesOf('currency')
@@ -30,8 +53,11 @@ export const LOCALE_PATTERN = '^(?:[A-Za-z]{2,3}|[A-Za-z]{5,8})(?:-[A-Za-z]{4})?
 /** The shape of a currency code (the validator's part of CurrencyCode; the route checks the enum). */
 export const CURRENCY_PATTERN = '^[A-Z]{3}$'
 
-/** True when `name` is a time zone of TIME_ZONES (the exact canonical name). */
-export const isTimeZone = (name: string): boolean => ZONE_SET.has(name)
+/** The canonical name of a time zone of TIME_ZONES (itself, or the zone an alias names); undefined for any other value. */
+export const canonicalTimeZone = (name: string): string | undefined => (ZONE_SET.has(name) ? name : ZONE_ALIASES.get(name))
+
+/** True when `name` is a time zone of TIME_ZONES (a canonical name or an alias of one). */
+export const isTimeZone = (name: string): boolean => canonicalTimeZone(name) !== undefined
 
 /** True when `code` is a currency of CURRENCIES. */
 export const isCurrency = (code: string): boolean => CURRENCY_SET.has(code)
@@ -50,8 +76,8 @@ export function isNumberLocale(tag: string): boolean {
 export const TimeZone = named('TimeZone', t.String({
   maxLength: 64,
   [STATED_ENUM]: TIME_ZONES,
-  description: 'An IANA time zone by its canonical name (e.g. Europe/Berlin, UTC); aliases such as US/Eastern or Etc/UTC are refused.',
-  'x-svc-catalog': "Intl.supportedValuesOf('timeZone') of the service's runtime",
+  description: 'An IANA time zone (e.g. Europe/Berlin, UTC). An alias of a zone (US/Eastern, Etc/UTC, Asia/Calcutta: the enum lists them after the canonical names) is accepted and stored as the canonical name; offsets and other letter cases are refused.',
+  'x-svc-catalog': "Intl.supportedValuesOf('timeZone') of the service's runtime, then the IANA database's links to those zones",
 }))
 
 /** An ISO 4217 currency code: the route refuses a code outside the enum. */

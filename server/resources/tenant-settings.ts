@@ -19,7 +19,7 @@ import { synonymEditsProblem } from '../evaluation/synonyms'
 import { charLength } from '../http/json-text'
 import { explainPattern } from '../http/pattern-messages'
 import { HTTPS_ORIGIN_PATTERN } from '../../schemas/patterns'
-import { CURRENCY_PATTERN, isCurrency, isNumberLocale, isTimeZone, LOCALE_PATTERN } from '../../schemas/catalogs'
+import { canonicalTimeZone, CURRENCY_PATTERN, isCurrency, isNumberLocale, LOCALE_PATTERN } from '../../schemas/catalogs'
 
 /** At most this many allow-listed embed origins (after de-duplication). */
 export const EMBED_ORIGINS_MAX = 50
@@ -62,7 +62,7 @@ const LOCALE_RULE = 'must be a BCP 47 locale such as en-US or de-DE'
 const CURRENCY_RULE = 'must be an ISO 4217 currency code such as USD or EUR'
 
 /** The message of a time zone outside the TimeZone enum. */
-export const ZONE_RULE = 'must be the canonical IANA name of a time zone such as Europe/Berlin (aliases such as US/Eastern are refused)'
+export const ZONE_RULE = 'must be an IANA time zone name such as Europe/Berlin (an alias such as US/Eastern is stored as its canonical name; offsets and other letter cases are refused)'
 
 // The validator holds number_locale to LOCALE_PATTERN first: the same words as the route's own check.
 explainPattern(LOCALE_PATTERN, () => null, LOCALE_RULE)
@@ -82,8 +82,9 @@ export function validateSettings(input: Static<typeof TenantSettingsInput>) {
   if (distinct > EMBED_ORIGINS_MAX) {
     errors.push({ pointer: '/embed_allowed_origins', message: `must have at most ${EMBED_ORIGINS_MAX} entries after de-duplication, got ${distinct}` })
   }
-  const timeZone = input.time_zone ?? null
-  if (timeZone !== null && !isTimeZone(timeZone)) errors.push({ pointer: '/time_zone', message: ZONE_RULE })
+  // An alias (US/Eastern) is stored as its canonical name (America/New_York).
+  const timeZone = input.time_zone == null ? null : (canonicalTimeZone(input.time_zone) ?? input.time_zone)
+  if (input.time_zone != null && canonicalTimeZone(input.time_zone) === undefined) errors.push({ pointer: '/time_zone', message: ZONE_RULE })
   const vertical = input.vertical ?? null
   if (vertical !== null && !VERTICAL_KEYS.includes(vertical)) errors.push({ pointer: '/vertical', message: verticalRule() })
   const synonyms = input.label_synonyms ?? null

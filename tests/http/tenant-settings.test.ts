@@ -237,14 +237,32 @@ describe('origin rules', () => {
   test('a non-string origin, an unknown time zone and a retention out of range are schema errors with pointers', async () => {
     const w = await workspace()
     expect(problemOf(await put({ embed_allowed_origins: ['https://a.example', 7] }, w.admin)).errors?.[0]?.pointer).toBe('/embed_allowed_origins/1')
-    // The document's TimeZone enum is exactly what is accepted: an alias or another letter case that
+    // The document's TimeZone enum is exactly what is accepted: another letter case or an offset that
     // Intl.DateTimeFormat would also take is refused like an unknown name.
-    for (const zone of ['Mars/Olympus_Mons', 'US/Eastern', 'Etc/UTC', 'europe/berlin', '+01:00']) {
+    for (const zone of ['Mars/Olympus_Mons', 'europe/berlin', '+01:00', 'us/eastern']) {
       expect(problemOf(await put({ time_zone: zone }, w.admin)).errors).toEqual([{ pointer: '/time_zone', message: ZONE_RULE }])
     }
     expect(problemOf(await put({ notification_retention_days: 0 }, w.admin)).errors?.[0]?.pointer).toBe('/notification_retention_days')
     expect(problemOf(await put({ break_glass_require_tenant_approval: 'yes' }, w.admin)).errors?.[0]?.pointer).toBe('/break_glass_require_tenant_approval')
     expect((await get(w.admin)).body).toEqual(DEFAULTS)
+  })
+
+  test('an alias of a time zone (listed in the enum after the canonical names) is stored as its canonical name', async () => {
+    const w = await workspace()
+    const zones: string[] = (await call(app.url, 'GET', '/v1/openapi.json')).body.components.schemas.TimeZone.enum
+    for (const [alias, canonical] of [['US/Eastern', 'America/New_York'], ['Etc/UTC', 'UTC'], ['Asia/Calcutta', 'Asia/Kolkata'], ['Europe/Kiev', 'Europe/Kyiv']]) {
+      expect(zones).toContain(alias!)
+      expect(zones.indexOf(alias!)).toBeGreaterThan(zones.indexOf(canonical!))
+      const saved = await put({ time_zone: alias }, w.admin)
+      expect(saved.status).toBe(200)
+      expect(saved.body.time_zone).toBe(canonical)
+      expect((await get(w.admin)).body.time_zone).toBe(canonical)
+    }
+    // A value stored before aliases were listed is still sent back as it was and accepted.
+    await app.sql`update tenant_settings set time_zone = 'US/Pacific' where tenant_id = ${w.t.id}`
+    const before = (await get(w.admin)).body
+    expect(before.time_zone).toBe('US/Pacific')
+    expect((await put(before, w.admin)).body.time_zone).toBe('America/Los_Angeles')
   })
 })
 
