@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { spawnService, type ServiceProcess } from '../helpers/service-process'
 import { createTestDatabase, type TestDatabase } from '../helpers/database'
+import { seedEmbeddedDataDir } from '../helpers/pgdata-template'
 
 setDefaultTimeout(120_000) // file-scoped in Bun 1.4
 
@@ -28,6 +29,8 @@ let env: Record<string, string | undefined>
 
 beforeAll(async () => {
   db = await createTestDatabase()
+  // A fresh embedded data directory holds an initialised cluster (no initdb); the service migrates it.
+  if (!db.url) await seedEmbeddedDataDir(join(dir, 'data'), 'bare')
   // Upload URLs are built from SVC_BASE_URL (default http://localhost:$PORT): give the service a known port.
   const probe = Bun.serve({ port: 0, hostname: '127.0.0.1', fetch: () => new Response() })
   const port = String(probe.port)
