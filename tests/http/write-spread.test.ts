@@ -9,6 +9,7 @@ import { call, startApp, type TestApp } from '../helpers/app'
 import { postgresClient } from '../../server/db/connect'
 import { createScenario } from '../../server/scenarios/store'
 import { runMaintenance } from '../../server/notifications/maintenance'
+import { skipTitle, NEEDS_POSTGRES } from '../helpers/skip-reason'
 
 setDefaultTimeout(120_000)
 
@@ -33,7 +34,7 @@ let app: TestApp
 let tenantId: string
 let key: string
 
-describe.skipIf(!pg)('write spread', () => {
+describe.skipIf(!pg)(skipTitle('write spread', NEEDS_POSTGRES), () => {
   if (pg) beforeAll(async () => {
     app = await startApp({ runner: false })
     const t = await app.tenant()
