@@ -60,7 +60,8 @@ export interface StartOptions {
 
 /** Starts an app; call stop() in afterAll. */
 export async function startApp(options: StartOptions = {}): Promise<TestApp> {
-  const database: TestDatabase = await createTestDatabase()
+  // Already migrated (a copy of a template, on PostgreSQL and embedded alike): migrate() below finds nothing to do.
+  const database: TestDatabase = await createTestDatabase('migrated')
   const dataDir = mkdtempSync(join(tmpdir(), 'svc-test-'))
   const config = loadConfig({
     SVC_SECRET_KEY: randomBytes(32).toString('base64'),

@@ -22,8 +22,7 @@
 import { cpSync, existsSync, mkdirSync, mkdtempSync, openSync, closeSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { createHash } from 'node:crypto'
-import { MIGRATIONS } from '../../sql/index'
+import { migrationsKey } from './migrations-key'
 import { openDatabase } from '../../server/db/connect'
 import { migrate } from '../../server/db/migrate'
 
@@ -83,8 +82,7 @@ async function makeTemplate(kind: TemplateKind, path: string): Promise<void> {
 function templatePath(kind: TemplateKind): string {
   const version = pgliteVersion()
   if (kind === 'bare') return join(tmpdir(), `svc-test-pgdata-${version}`)
-  const hash = createHash('sha256').update(JSON.stringify(MIGRATIONS.map((m) => [m.version, m.name, m.sql]))).digest('hex').slice(0, 16)
-  return join(tmpdir(), `svc-test-pgdata-${version}-migrated-${hash}`)
+  return join(tmpdir(), `svc-test-pgdata-${version}-migrated-${migrationsKey()}`)
 }
 
 const ready = new Map<TemplateKind, Promise<string>>()
