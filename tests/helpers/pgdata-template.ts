@@ -23,8 +23,6 @@ import { cpSync, existsSync, mkdirSync, mkdtempSync, openSync, closeSync, readFi
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { migrationsKey } from './migrations-key'
-import { openDatabase } from '../../server/db/connect'
-import { migrate } from '../../server/db/migrate'
 
 /** Which cluster: as initdb leaves it, or with every migration applied. */
 export type TemplateKind = 'bare' | 'migrated'
@@ -64,6 +62,9 @@ async function makeTemplate(kind: TemplateKind, path: string): Promise<void> {
       await db.close()
     } else {
       cpSync(await pgdataTemplate('bare'), join(scratch, 'pg'), { recursive: true })
+      // Imported here: the preload checks for the template before every run, and only its maker needs them.
+      const { openDatabase } = await import('../../server/db/connect')
+      const { migrate } = await import('../../server/db/migrate')
       const db = await openDatabase({ dataDir: scratch })
       try {
         await migrate(db.sql)
