@@ -8,6 +8,12 @@ import { logViolations, watchLogs } from './helpers/log-hygiene'
 setDefaultTimeout(60_000)
 watchLogs()
 
+// On the embedded database every test app starts from a copy of one initialised, migrated cluster
+// (tests/helpers/pgdata-template.ts). It is made here, once per PGlite version and set of
+// migrations (15-60 s the first time on this machine, then found), so that no test file runs
+// initdb and no hook's timeout includes making it.
+if (!process.env.DATABASE_URL) await (await import('./helpers/pgdata-template')).pgdataTemplate('migrated')
+
 afterAll(() => {
   const found = logViolations()
   if (found.length > 0) throw new Error(`${found.length} log line(s) carried a credential:\n${found.slice(0, 10).join('\n')}`)

@@ -25,6 +25,7 @@ import { createLogger, type Level } from '../../server/observability/log'
 import { serveMetrics } from '../../server/observability/metrics'
 import { rememberCredential } from './log-hygiene'
 import { TEST_AUDIENCE } from './oidc'
+import { seedEmbeddedDataDir } from './pgdata-template'
 
 /** A running app of a test file. */
 export interface TestApp {
@@ -59,7 +60,8 @@ export interface StartOptions {
 
 /** Starts an app; call stop() in afterAll. */
 export async function startApp(options: StartOptions = {}): Promise<TestApp> {
-  const database: TestDatabase = await createTestDatabase()
+  // Already migrated (a copy of a template, on PostgreSQL and embedded alike): migrate() below finds nothing to do.
+  const database: TestDatabase = await createTestDatabase('migrated')
   const dataDir = mkdtempSync(join(tmpdir(), 'svc-test-'))
   const config = loadConfig({
     SVC_SECRET_KEY: randomBytes(32).toString('base64'),
@@ -70,6 +72,8 @@ export async function startApp(options: StartOptions = {}): Promise<TestApp> {
     ...(options.env?.SVC_OIDC_ISSUER !== undefined ? { SVC_OIDC_AUDIENCE: TEST_AUDIENCE } : {}),
     ...options.env,
   })
+  // The embedded database starts from a copy of an initialised cluster instead of running initdb.
+  if (!config.databaseUrl) await seedEmbeddedDataDir(config.dataDir)
   const db = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, max: config.dbPoolMax, prepare: config.dbPrepare, listenUrl: config.databaseListenUrl, statementTimeoutMs: config.dbStatementTimeoutMs, poolWaitMs: config.dbPoolWaitMs, connectTimeoutMs: config.dbConnectTimeoutMs })
   await migrate(db.sql)
   // Like main.ts: on the embedded database the operator CLI reaches this process through its control socket.

@@ -6,13 +6,14 @@
 import { afterAll, beforeAll, describe, expect, test, setDefaultTimeout } from 'bun:test'
 import { call, problemOf, startApp, type TestApp } from '../helpers/app'
 import { postgresClient, type Sql } from '../../server/db/connect'
+import { skipTitle, NEEDS_POSTGRES } from '../helpers/skip-reason'
 
 setDefaultTimeout(60_000)
 
 const enabled = Boolean(process.env.DATABASE_URL)
 if (!enabled) console.warn('database-deadline test skipped: it needs DATABASE_URL (PostgreSQL)')
 
-describe.if(enabled)('statement deadline and pool wait', () => {
+describe.if(enabled)(skipTitle('statement deadline and pool wait', NEEDS_POSTGRES), () => {
   let app: TestApp
   let key: string
   let caseId: string

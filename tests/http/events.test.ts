@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, test, setDefaultTimeout } from '
 import { call, problemOf, startApp, type TestApp } from '../helpers/app'
 import { putBytes, settled, startUpload, textSample, uploadAndComplete } from '../helpers/samples'
 import { appendCaseEvent } from '../../server/events/log'
+import { skipTitle, NEEDS_POSTGRES } from '../helpers/skip-reason'
 if (!process.env.DATABASE_URL) console.warn('skipped without PostgreSQL (set DATABASE_URL): SIGTERM to a running server ends its open streams cleanly: a second server cannot open the embedded database the test app owns')
 if (!process.env.DATABASE_URL) console.warn('skipped without PostgreSQL (set DATABASE_URL): an event written by another process reaches an open stream quickly: the embedded database has one owning process, so no other process writes events')
 
@@ -172,7 +173,7 @@ describe('case event stream', () => {
     s.close()
   })
 
-  test.skipIf(!process.env.DATABASE_URL)('an event written by another process reaches an open stream quickly', async () => {
+  test.skipIf(!process.env.DATABASE_URL)(skipTitle('an event written by another process reaches an open stream quickly', NEEDS_POSTGRES), async () => {
     const c = await newCase()
     const s = await open(c)
     await s.until(() => s.retry !== undefined)
@@ -247,7 +248,7 @@ describe('refusals', () => {
 })
 
 describe('server drain', () => {
-  test.skipIf(!process.env.DATABASE_URL)('SIGTERM to a running server ends its open streams cleanly and the process exits 0', async () => {
+  test.skipIf(!process.env.DATABASE_URL)(skipTitle('SIGTERM to a running server ends its open streams cleanly and the process exits 0', NEEDS_POSTGRES), async () => {
     const c = await newCase()
     const child = Bun.spawn(['bun', 'server/main.ts'], {
       cwd: `${import.meta.dir}/../..`,

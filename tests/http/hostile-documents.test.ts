@@ -195,7 +195,8 @@ describe('the parser time limit', () => {
     expect(doc.error_detail).toBe('parsing took longer than the 1 s time limit (SVC_PARSE_TIMEOUT_MS)')
     const last = app.deps.parser.recent().at(-1)!
     expect(last.end).toBe('timeout')
-    expect(last.ms).toBeLessThan(3000)
+    // Killed, not left to finish its 20,000 pages: the parser process that overran is gone.
+    expect(() => process.kill(last.pid, 0)).toThrow()
     answeredThroughout(probes)
   })
 })

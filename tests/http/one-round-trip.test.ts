@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, test, setDefaultTimeout } from '
 import { call, problemOf, startApp, type TestApp } from '../helpers/app'
 import { postgresClient } from '../../server/db/connect'
 import { CASE_EVENTS_CHANNEL } from '../../server/events/log'
+import { skipTitle, NEEDS_POSTGRES } from '../helpers/skip-reason'
 
 setDefaultTimeout(60_000)
 
@@ -29,7 +30,7 @@ const post = (body: unknown, idem?: string, path = '/v1/scenarios') =>
   call(app.url, 'POST', path, { token: key, body, headers: idem ? { 'idempotency-key': idem } : {} })
 
 describe('one-statement case create', () => {
-  test.skipIf(!process.env.DATABASE_URL)('16 concurrent creators of cases, question sets and document uploads: no backend is ever idle in a transaction', async () => {
+  test.skipIf(!process.env.DATABASE_URL)(skipTitle('16 concurrent creators of cases, question sets and document uploads: no backend is ever idle in a transaction', NEEDS_POSTGRES), async () => {
     const sampler = postgresClient(app.config.databaseUrl!, { max: 1, onnotice: () => {} })
     const db = (await sampler<{ db: string }[]>`select current_database() as db`)[0]!.db
     const states: Record<string, number> = {}

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, test, setDefaultTimeout } from '
 import { postgresClient, type Sql } from '../../server/db/connect'
 import { call, problemOf, startApp, type TestApp } from '../helpers/app'
 import { consumeRate, takeRateToken, type RateClassName } from '../../server/http/rate-limit'
+import { skipTitle, NEEDS_POSTGRES } from '../helpers/skip-reason'
 if (!process.env.DATABASE_URL) console.warn('skipped without PostgreSQL (set DATABASE_URL): concurrent takes through two database clients: the embedded database is one session owned by one process')
 
 setDefaultTimeout(60_000) // file-scoped in Bun 1.4: the preload only reaches the first file
@@ -97,7 +98,7 @@ describe('buckets per workspace and class', () => {
 })
 
 describe('shared by every API process', () => {
-  test.skipIf(!process.env.DATABASE_URL)('concurrent takes through two database clients spend exactly the burst', async () => {
+  test.skipIf(!process.env.DATABASE_URL)(skipTitle('concurrent takes through two database clients spend exactly the burst', NEEDS_POSTGRES), async () => {
     const t = await app.tenant()
     const deps2 = { sql: second!, config: app.config }
     const takes = await Promise.all([

@@ -12,6 +12,7 @@ import { join } from 'node:path'
 import { call, startApp, type TestApp } from '../helpers/app'
 import { caseWith, evaluationEnded, publishedSet } from '../helpers/underwriting-pack'
 import { QUESTIONS, underwritingFile } from '../helpers/underwriting-file'
+import { skipTitle } from '../helpers/skip-reason'
 
 setDefaultTimeout(180_000)
 
@@ -88,7 +89,7 @@ afterAll(async () => {
   await rm(dir, { recursive: true, force: true })
 })
 
-describe.skipIf(!poppler)('the findings report, rendered', () => {
+describe.skipIf(!poppler)(skipTitle('the findings report, rendered', !poppler && 'poppler-utils (pdftoppm, pdftotext) is not installed'), () => {
   test('every page renders (pdftoppm)', async () => {
     expect(pageCount).toBeGreaterThanOrEqual(3)
     await Bun.$`pdftoppm -r 30 -png ${pdfPath} ${join(dir, 'page')}`.quiet()

@@ -11,6 +11,7 @@ import { postgresClient } from '../../server/db/connect'
 import { scenarioCreate } from '../../server/scenarios/store'
 import { runIdempotentStatement } from '../../server/http/idempotency'
 import { runMaintenance } from '../../server/notifications/maintenance'
+import { skipTitle, NEEDS_POSTGRES } from '../helpers/skip-reason'
 
 setDefaultTimeout(120_000)
 
@@ -35,7 +36,7 @@ let app: TestApp
 let tenantId: string
 let key: string
 
-describe.skipIf(!pg)('write spread', () => {
+describe.skipIf(!pg)(skipTitle('write spread', NEEDS_POSTGRES), () => {
   if (pg) beforeAll(async () => {
     app = await startApp({ runner: false })
     const t = await app.tenant()

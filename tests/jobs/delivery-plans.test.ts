@@ -13,6 +13,7 @@ import { rotateSecret } from '../../server/notifications/signing-secret'
 import { finishTask } from '../../server/notifications/finish'
 import { deliveryJobKind } from '../../jobs/deliver'
 import type { ClaimedJob } from '../../jobs/types'
+import { skipTitle, NEEDS_POSTGRES } from '../helpers/skip-reason'
 if (!process.env.DATABASE_URL) console.warn('skipped without PostgreSQL (set DATABASE_URL): the batch read of deliveries never scans: it reads PostgreSQL statistics views')
 
 setDefaultTimeout(60_000) // file-scoped in Bun 1.4: the preload only reaches the first file
@@ -44,7 +45,7 @@ async function scansOfOneRead(sql: Sql, jobs: ClaimedJob[], deps: TestApp['deps'
   })
 }
 
-test.skipIf(!process.env.DATABASE_URL)('the batch read of deliveries never scans the delivery tables, even planned while they were tiny', async () => {
+test.skipIf(!process.env.DATABASE_URL)(skipTitle('the batch read of deliveries never scans the delivery tables, even planned while they were tiny', NEEDS_POSTGRES && 'needs PostgreSQL (DATABASE_URL): it reads the statistics views'), async () => {
   const tenant = await app.tenant()
   await app.sql.begin((tx) => rotateSecret(tx, app.deps.secretKey, tenant.id))
   const finishOne = async () => {

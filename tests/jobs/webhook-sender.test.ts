@@ -49,11 +49,11 @@ const url = (server: { address(): unknown }, path = '/') => new URL(`https://loc
 
 describe('webhook sender limits', () => {
   test('a peer streaming an endless body: the status is taken after at most 16 KiB', async () => {
-    const t0 = Date.now()
-    const r = await postWebhook(url(streaming), target, '{}', {}, { extraCa: ca, totalTimeoutMs: 8_000 })
+    // The total timeout is beyond this test's own: only the 16 KiB cap can end this send, so a
+    // sender that read on would hang and fail by the test timeout instead of by a wall-clock bound.
+    const r = await postWebhook(url(streaming), target, '{}', {}, { extraCa: ca, totalTimeoutMs: 120_000 })
     expect(r.status).toBe(200)
     expect(r.error).toBeUndefined()
-    expect(Date.now() - t0).toBeLessThan(3_000)
   })
 
   test('a status that arrived stands when the body then stalls', async () => {
@@ -64,9 +64,9 @@ describe('webhook sender limits', () => {
 
   test('a hung TLS handshake is a connect timeout', async () => {
     const r = await postWebhook(url(tarpit), target, '{}', {}, { extraCa: ca, connectTimeoutMs: 300, totalTimeoutMs: 5_000 })
+    // connect_timeout, not timeout: the 300 ms handshake limit ended it, not the 5 s total one.
     expect(r.error).toBe('connect_timeout')
     expect(r.durationMs).toBeGreaterThanOrEqual(280)
-    expect(r.durationMs).toBeLessThan(2_000)
   })
 
   test('a peer that never answers is a total timeout', async () => {

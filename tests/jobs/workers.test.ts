@@ -14,6 +14,7 @@ import { spawnWorker, workerEnv, type WorkerProcess } from '../helpers/worker-pr
 import { createSubscription } from '../../server/notifications/subscriptions'
 import { finishTask } from '../../server/notifications/finish'
 import { startNotifyApp } from './support'
+import { skipTitle, NEEDS_POSTGRES } from '../helpers/skip-reason'
 if (!process.env.DATABASE_URL) console.warn('skipped without PostgreSQL (set DATABASE_URL): worker processes (SIGKILL during deliveries and the rest of the block): separate worker processes share the database, which the embedded one cannot')
 
 // Embedded-database apps start slowly on a busy machine; the preload's default does not reach every file.
@@ -67,7 +68,7 @@ const waitAll = async (ids: string[], timeoutMs: number) => {
   }
 }
 
-describe.skipIf(!postgres)('worker processes (PostgreSQL)', () => {
+describe.skipIf(!postgres)(skipTitle('worker processes (PostgreSQL)', NEEDS_POSTGRES), () => {
   test('SIGKILL while deliveries are in flight: after restart every delivery ends delivered, none lost, repeats carry the same delivery id', async () => {
     receiver.respond((r) => (r.path.startsWith('/crash') ? { status: 200, delayMs: 400 } : { status: 204 }))
     const ids = await makeDeliveries(40, '/crash')

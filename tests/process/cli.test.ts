@@ -4,6 +4,7 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { createTestDatabase, type TestDatabase } from '../helpers/database'
+import { seedEmbeddedDataDir } from '../helpers/pgdata-template'
 import { runCli, spawnService } from '../helpers/service-process'
 import { call } from '../helpers/app'
 
@@ -15,6 +16,8 @@ let env: Record<string, string | undefined>
 
 beforeAll(async () => {
   database = await createTestDatabase()
+  // A fresh embedded data directory holds an initialised cluster (no initdb); `migrate` still applies every migration.
+  if (!database.url) await seedEmbeddedDataDir(dataDir, 'bare')
   env = { DATABASE_URL: database.url, SVC_DATA_DIR: dataDir, SVC_SECRET_KEY: Buffer.alloc(32, 7).toString('base64') }
 })
 afterAll(async () => {

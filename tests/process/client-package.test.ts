@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { spawnService, runCli, type ServiceProcess } from '../helpers/service-process'
 import { createTestDatabase, type TestDatabase } from '../helpers/database'
+import { seedEmbeddedDataDir } from '../helpers/pgdata-template'
 
 setDefaultTimeout(300_000) // file-scoped in Bun 1.4: the build starts a service and npm installs
 
@@ -20,6 +21,8 @@ let key: string
 
 beforeAll(async () => {
   db = await createTestDatabase()
+  // A fresh embedded data directory holds an initialised cluster (no initdb); the service migrates it.
+  if (!db.url) await seedEmbeddedDataDir(join(dir, 'data'), 'bare')
   // Completing documents (the `unit` rate class) gets 2 tokens, one back per second.
   // Upload URLs are built from SVC_BASE_URL: give the service a known port.
   const probe = Bun.serve({ port: 0, hostname: '127.0.0.1', fetch: () => new Response() })

@@ -27,6 +27,7 @@ import { createTenant } from '../../server/workspaces/tenants-store'
 import { createApiKey } from '../../server/workspaces/api-keys-store'
 import { PACK_QUESTIONS } from '../helpers/underwriting-pack'
 import { MAINTENANCE_JOB_KIND } from '../../server/notifications/maintenance'
+import { skipTitle, NEEDS_POSTGRES } from '../helpers/skip-reason'
 
 setDefaultTimeout(180_000)
 
@@ -185,7 +186,7 @@ async function waitFor(what: string, check: () => Promise<boolean>, timeoutMs = 
   }
 }
 
-describe.if(enabled)('a deployment through PgBouncer in transaction mode', () => {
+describe.if(enabled)(skipTitle('a deployment through PgBouncer in transaction mode', NEEDS_POSTGRES, pgbouncerBinary() === undefined && 'pgbouncer is not installed'), () => {
   test('SIGKILL of an API process and a worker under mixed load loses nothing', async () => {
     const started = Date.now()
     expect((await api('POST', '/v1/webhook-signing-secret/rotate')).status).toBe(200)
@@ -362,7 +363,7 @@ describe.if(enabled)('a deployment through PgBouncer in transaction mode', () =>
 const POOL_LOAD_MS = 25_000
 const REQUEST_DEADLINE_MS = 15_000
 
-describe.if(enabled)('transaction-mode pooling under interleaved load', () => {
+describe.if(enabled)(skipTitle('transaction-mode pooling under interleaved load', NEEDS_POSTGRES, pgbouncerBinary() === undefined && 'pgbouncer is not installed'), () => {
   test(`four create->upload->complete->evaluate clients and two listing clients for ${POOL_LOAD_MS / 1000} s: no lock-up, then /readyz, a case GET and a clean SIGTERM`, async () => {
     // One API process of its own with two connections (its job runner shares them): requests and
     // jobs contend for connections, so statements queue and (before the fix) were pipelined.

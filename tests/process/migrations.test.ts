@@ -5,6 +5,7 @@ import { postgresClient } from '../../server/db/connect'
 import { MIGRATIONS } from '../../sql/index'
 import { migrate, migrationsCurrent, LATEST_MIGRATION } from '../../server/db/migrate'
 import { createTestDatabase, type TestDatabase } from '../helpers/database'
+import { skipTitle, NEEDS_POSTGRES } from '../helpers/skip-reason'
 if (!process.env.DATABASE_URL) console.warn('skipped without PostgreSQL (set DATABASE_URL): two processes migrating at once apply each migration exactly once: it needs two independent connections')
 
 setDefaultTimeout(60_000) // file-scoped in Bun 1.4: the preload only reaches the first file
@@ -19,7 +20,7 @@ test('every numbered file in sql/ is in the migration list, in order, once', () 
   expect(MIGRATIONS.map((m) => m.version)).toEqual(files.map((f) => Number(f.slice(0, 3))))
 })
 
-test.skipIf(!process.env.DATABASE_URL)('two processes migrating at once apply each migration exactly once', async () => {
+test.skipIf(!process.env.DATABASE_URL)(skipTitle('two processes migrating at once apply each migration exactly once', NEEDS_POSTGRES), async () => {
   const a = postgresClient(database.url!, { max: 1, onnotice: () => {} })
   const b = postgresClient(database.url!, { max: 1, onnotice: () => {} })
   try {

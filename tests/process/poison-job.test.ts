@@ -12,6 +12,7 @@ import { uploadAndComplete } from '../helpers/samples'
 import { manyPagesPdf } from '../helpers/hostile-files'
 import { readOutbox } from '../helpers/outbox'
 import { spawnWorker, workerEnv, type WorkerProcess } from '../helpers/worker-process'
+import { skipTitle, NEEDS_POSTGRES } from '../helpers/skip-reason'
 if (!process.env.DATABASE_URL) console.warn('skipped without PostgreSQL (set DATABASE_URL): a job whose every attempt kills its process: separate worker processes share the database, which the embedded one cannot')
 
 setDefaultTimeout(180_000)
@@ -31,7 +32,7 @@ function parsersOf(parent: number): number[] {
 }
 const alive = (pid: number) => { try { process.kill(pid, 0); return true } catch { return false } }
 
-describe.skipIf(!postgres)('a job whose every attempt kills its process (PostgreSQL)', () => {
+describe.skipIf(!postgres)(skipTitle('a job whose every attempt kills its process (PostgreSQL)', NEEDS_POSTGRES), () => {
   let app: TestApp
   let key: string
   const workers: WorkerProcess[] = []

@@ -7,6 +7,8 @@ import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { spawnService, type ServiceProcess } from '../helpers/service-process'
 import { createTestDatabase, type TestDatabase } from '../helpers/database'
+import { seedEmbeddedDataDir } from '../helpers/pgdata-template'
+import { skipTitle } from '../helpers/skip-reason'
 
 setDefaultTimeout(120_000) // file-scoped in Bun 1.4
 
@@ -28,6 +30,8 @@ let env: Record<string, string | undefined>
 
 beforeAll(async () => {
   db = await createTestDatabase()
+  // A fresh embedded data directory holds an initialised cluster (no initdb); the service migrates it.
+  if (!db.url) await seedEmbeddedDataDir(join(dir, 'data'), 'bare')
   // Upload URLs are built from SVC_BASE_URL (default http://localhost:$PORT): give the service a known port.
   const probe = Bun.serve({ port: 0, hostname: '127.0.0.1', fetch: () => new Response() })
   const port = String(probe.port)
@@ -76,4 +80,4 @@ test('the README walkthrough goes from an API key to a findings report (bash)', 
 // zsh does not split unquoted words and globs `?`: the same blocks must work there too. CI installs
 // zsh (.ci/run); elsewhere the test is skipped, and says so.
 if (!Bun.which('zsh')) console.warn('skipped: the README walkthrough under zsh (zsh is not installed)')
-test.skipIf(!Bun.which('zsh'))('the README walkthrough goes from an API key to a findings report (zsh)', () => walkthrough('zsh'))
+test.skipIf(!Bun.which('zsh'))(skipTitle('the README walkthrough goes from an API key to a findings report (zsh)', !Bun.which('zsh') && 'zsh is not installed'), () => walkthrough('zsh'))

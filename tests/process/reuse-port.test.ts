@@ -10,6 +10,7 @@ import { join } from 'node:path'
 import { createServer } from 'node:net'
 import { runCli, spawnService, type ServiceProcess } from '../helpers/service-process'
 import { createTestDatabase, type TestDatabase } from '../helpers/database'
+import { skipTitle, NEEDS_POSTGRES } from '../helpers/skip-reason'
 
 setDefaultTimeout(120_000)
 const enabled = Boolean(process.env.DATABASE_URL) && process.platform === 'linux'
@@ -27,7 +28,7 @@ afterAll(async () => {
   await db?.drop()
 })
 
-describe.skipIf(!enabled)('SVC_REUSE_PORT', () => {
+describe.skipIf(!enabled)(skipTitle('SVC_REUSE_PORT', NEEDS_POSTGRES, process.platform !== 'linux' && 'SO_REUSEPORT balancing is Linux-only'), () => {
   test('two processes serve one port with it; a second process cannot bind the port without it', async () => {
     db = await createTestDatabase()
     const port = await freePort()

@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { spawnService, runCli, type ServiceProcess } from '../helpers/service-process'
 import { createTestDatabase, type TestDatabase } from '../helpers/database'
+import { seedEmbeddedDataDir } from '../helpers/pgdata-template'
 import { verifyWebhook } from '../../server/notifications/verify-webhook'
 
 setDefaultTimeout(120_000) // file-scoped in Bun 1.4
@@ -29,6 +30,8 @@ const forwardTarget = Bun.serve({
 
 beforeAll(async () => {
   db = await createTestDatabase()
+  // A fresh embedded data directory holds an initialised cluster (no initdb); the service migrates it.
+  if (!db.url) await seedEmbeddedDataDir(join(dir, 'data'), 'bare')
   const probe = Bun.serve({ port: 0, hostname: '127.0.0.1', fetch: () => new Response() })
   const port = String(probe.port)
   probe.stop(true)

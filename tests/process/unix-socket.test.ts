@@ -8,6 +8,7 @@ import { connectionOptions, postgresClient } from '../../server/db/connect'
 import { createTestDatabase, type TestDatabase } from '../helpers/database'
 import { runCli, spawnService, type ServiceProcess } from '../helpers/service-process'
 import { call } from '../helpers/app'
+import { skipTitle, NEEDS_POSTGRES } from '../helpers/skip-reason'
 
 setDefaultTimeout(60_000) // file-scoped in Bun 1.4: the preload only reaches the first file
 
@@ -38,7 +39,7 @@ test('the host parameter becomes the socket directory and leaves the URL porsage
   expect(() => connectionOptions('postgres://svc@localhost/svc?host=db.internal')).toThrow(/Unix-socket directory/)
 })
 
-test.skipIf(!available)('a client of a ?host=/dir URL talks over the Unix socket', async () => {
+test.skipIf(!available)(skipTitle('a client of a ?host=/dir URL talks over the Unix socket', NEEDS_POSTGRES, !available && `no PostgreSQL socket in ${SOCKET_DIR}`), async () => {
   const sql = postgresClient(socketUrl, { max: 1, onnotice: () => {} })
   try {
     const [row] = await sql<{ addr: string | null; db: string }[]>`select inet_server_addr() as addr, current_database() as db`
@@ -49,7 +50,7 @@ test.skipIf(!available)('a client of a ?host=/dir URL talks over the Unix socket
   }
 })
 
-test.skipIf(!available)('the CLI and the service run on a Unix-socket DATABASE_URL end to end', async () => {
+test.skipIf(!available)(skipTitle('the CLI and the service run on a Unix-socket DATABASE_URL end to end', NEEDS_POSTGRES, !available && `no PostgreSQL socket in ${SOCKET_DIR}`), async () => {
   const env = { DATABASE_URL: socketUrl, SVC_DATA_DIR: dataDir, SVC_SECRET_KEY: Buffer.alloc(32, 7).toString('base64') }
   expect((await runCli(['migrate'], env)).code).toBe(0)
   expect((await runCli(['tenant', 'create', '--slug', 'socket-co'], env)).code).toBe(0)

@@ -11,6 +11,7 @@ import { call, startApp, type TestApp } from '../helpers/app'
 import { runJobsUntilIdle } from '../../jobs/runner'
 import { JOB_KINDS } from '../../server/job-kinds'
 import { spawnWorker, workerEnv, type WorkerProcess } from '../helpers/worker-process'
+import { skipTitle, NEEDS_POSTGRES } from '../helpers/skip-reason'
 
 setDefaultTimeout(180_000)
 
@@ -21,7 +22,7 @@ if (!postgres) console.warn('usage-ledger-crash: skipped on the embedded databas
 const QUESTIONS = Array.from({ length: 120 }, (_, i) => ({ key: `q_${i}`, text: `What is the value number ${i}?`, criticality: 'minor', answer_type: 'text' }))
 const BURST = 40
 
-describe.skipIf(!postgres)('usage ledger: kill -9 during a burst of evaluations (PostgreSQL)', () => {
+describe.skipIf(!postgres)(skipTitle('usage ledger: kill -9 during a burst of evaluations (PostgreSQL)', NEEDS_POSTGRES), () => {
   let app: TestApp
   let key: string
   let tenantId: string
