@@ -32,6 +32,10 @@ export async function readCappedText(request: Request, max: number): Promise<str
   const declared = request.headers.get('content-length')
   if (declared !== null && Number(declared) > max) throw tooLarge(max)
   if (!request.body) return ''
+  // A declared length within the cap: Bun's server never hands over more bytes than it declares,
+  // so the body is read in one native call instead of a stream reader's chunk loop (a few
+  // microseconds of every JSON POST: the stream machinery was most of the body parser's CPU).
+  if (declared !== null) return decodeUtf8(new Uint8Array(await request.arrayBuffer()))
   const reader = request.body.getReader()
   const chunks: Uint8Array[] = []
   let total = 0
@@ -45,8 +49,15 @@ export async function readCappedText(request: Request, max: number): Promise<str
     }
     chunks.push(value)
   }
+  return decodeUtf8(Buffer.concat(chunks))
+}
+
+const utf8 = new TextDecoder('utf-8', { fatal: true })
+
+/** Strict UTF-8 decoding of a body (a byte that is not UTF-8 is 400 malformed). */
+function decodeUtf8(bytes: Uint8Array): string {
   try {
-    return new TextDecoder('utf-8', { fatal: true }).decode(Buffer.concat(chunks))
+    return utf8.decode(bytes)
   } catch {
     throw new ProblemError('malformed', 'The request body is not valid UTF-8.')
   }

@@ -61,6 +61,8 @@ const escapePointer = (key: string) => key.replaceAll('~', '~0').replaceAll('/',
  * errors[] entry per JSON Pointer. Walks iteratively (the depth is already bounded).
  */
 export function textViolations(value: unknown, limit = 20): FieldError[] {
+  // The common case, a body with nothing to report, is judged without building a pointer per value.
+  if (!hasTextProblem(value)) return []
   const out: FieldError[] = []
   const stack: [unknown, string][] = [[value, '']]
   while (stack.length > 0 && out.length < limit) {
@@ -82,4 +84,23 @@ export function textViolations(value: unknown, limit = 20): FieldError[] {
     }
   }
   return out
+}
+
+/** Whether any string value or object key of a parsed body cannot be stored as text (no pointers built). */
+function hasTextProblem(value: unknown): boolean {
+  const stack: unknown[] = [value]
+  while (stack.length > 0) {
+    const v = stack.pop()
+    if (typeof v === 'string') {
+      if (textProblem(v)) return true
+    } else if (Array.isArray(v)) {
+      for (const item of v) stack.push(item)
+    } else if (v !== null && typeof v === 'object') {
+      for (const key in v) {
+        if (textProblem(key)) return true
+        stack.push((v as Record<string, unknown>)[key])
+      }
+    }
+  }
+  return false
 }

@@ -35,8 +35,10 @@ const bytesOf = (response: unknown): number | undefined => {
 /** Options: the logger, the metrics, and whether access lines are written (SVC_ACCESS_LOG). */
 export function observeHttp(opts: { log: Logger; metrics: Metrics; accessLog: boolean }) {
   const { log, metrics, accessLog } = opts
+  // Nothing to observe (SVC_ACCESS_LOG=0, no metrics listener): no hook at all. A registered
+  // after-response hook costs every request a scheduled callback even when it returns at once.
+  if (!accessLog && !metrics.enabled) return new Elysia({ name: 'observe-http' })
   return new Elysia({ name: 'observe-http' }).onAfterResponse({ as: 'global' }, ({ request, route, set, response }) => {
-    if (!accessLog && !metrics.enabled) return
     const ctx = contextOfRequest(request)
     const seconds = (performance.now() - ctx.startedAt) / 1000
     const final = ctx.response ?? response

@@ -21,14 +21,28 @@ export const SCENARIO_PARTITIONS = 8
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 const rot = (x: number, k: number) => ((x << k) | (x >>> (32 - k))) >>> 0
 
-/** The little-endian 32-bit word `i` of a UUID's 16 bytes, from its 32 hex digits. */
-function word(hex: string, i: number): number {
-  const o = i * 8
-  return parseInt(hex.slice(o + 6, o + 8) + hex.slice(o + 4, o + 6) + hex.slice(o + 2, o + 4) + hex.slice(o, o + 2), 16) >>> 0
+/** The value of one hex digit's character code (0-9, a-f, A-F; the caller checked the UUID's shape). */
+const hexValue = (c: number) => (c <= 57 ? c - 48 : (c | 32) - 87)
+
+/**
+ * The little-endian 32-bit word `i` (0..3) of a UUID's 16 bytes, read from its canonical text
+ * (dashes at 8, 13, 18, 23) by character code: no slicing, string building or parseInt per word.
+ */
+function word(uuid: string, i: number): number {
+  let w = 0
+  for (let b = 3; b >= 0; b--) {
+    const digit = 2 * (4 * i + b) // the byte's first hex digit among the 32
+    const at = digit + (digit >= 8 ? 1 : 0) + (digit >= 12 ? 1 : 0) + (digit >= 16 ? 1 : 0) + (digit >= 20 ? 1 : 0)
+    w = (w << 8) | (hexValue(uuid.charCodeAt(at)) << 4) | hexValue(uuid.charCodeAt(at + 1))
+  }
+  return w >>> 0
 }
 
-/** PostgreSQL's `uuid_hash_extended(id, 0x7A5B22367996DCFD)` (hash_bytes_extended over 16 bytes), as [high, low] 32-bit halves. */
-function partitionHash(hex: string): [number, number] {
+/**
+ * The low 32 bits of PostgreSQL's `uuid_hash_extended(id, 0x7A5B22367996DCFD)` (hash_bytes_extended
+ * over 16 bytes; the high half is `b`, which the partition number never needs, see scenarioPartition).
+ */
+function partitionHashLow(uuid: string): number {
   let a = (0x9e3779b9 + 16 + 3923095) >>> 0
   let b = a
   let c = a
@@ -44,11 +58,11 @@ function partitionHash(hex: string): [number, number] {
   a = (a + 0x7a5b2236) >>> 0
   b = (b + 0x7996dcfd) >>> 0
   mix()
-  a = (a + word(hex, 0)) >>> 0
-  b = (b + word(hex, 1)) >>> 0
-  c = (c + word(hex, 2)) >>> 0
+  a = (a + word(uuid, 0)) >>> 0
+  b = (b + word(uuid, 1)) >>> 0
+  c = (c + word(uuid, 2)) >>> 0
   mix()
-  a = (a + word(hex, 3)) >>> 0
+  a = (a + word(uuid, 3)) >>> 0
   // final(a, b, c)
   c = (c ^ b) >>> 0; c = (c - rot(b, 14)) >>> 0
   a = (a ^ c) >>> 0; a = (a - rot(c, 11)) >>> 0
@@ -57,7 +71,7 @@ function partitionHash(hex: string): [number, number] {
   a = (a ^ c) >>> 0; a = (a - rot(c, 4)) >>> 0
   b = (b ^ a) >>> 0; b = (b - rot(a, 14)) >>> 0
   c = (c ^ b) >>> 0; c = (c - rot(b, 24)) >>> 0
-  return [b, c]
+  return c
 }
 
 /**
@@ -66,10 +80,9 @@ function partitionHash(hex: string): [number, number] {
  */
 export function scenarioPartition(id: string): number | null {
   if (!UUID.test(id)) return null
-  const [high, low] = partitionHash(id.replaceAll('-', '').toLowerCase())
-  // hash_combine64(0, h) = h + 0x49a0f4dd15e5a8e3 (mod 2^64), then modulo the partition count.
-  const row = ((BigInt(high) << 32n) + BigInt(low) + 0x49a0f4dd15e5a8e3n) & 0xffffffffffffffffn
-  return Number(row % BigInt(SCENARIO_PARTITIONS))
+  // hash_combine64(0, h) = h + 0x49a0f4dd15e5a8e3 (mod 2^64), then modulo the partition count. The
+  // count (8) divides 2^32, so the remainder depends on the low 32 bits alone: (low + 0x15e5a8e3) mod 8.
+  return ((partitionHashLow(id) + 0x15e5a8e3) >>> 0) % SCENARIO_PARTITIONS
 }
 
 /** The table to read case `id` from: its partition (`scenarios_p<n>`), or the parent for a string that is no UUID. */
