@@ -28,6 +28,7 @@ import type { DocumentLimits, ParseOutcome } from './extract'
 import type { OcrSlotMessage, ParseReply, ParseRequest } from './parser-process'
 import type { OcrStats } from '../ocr/engine'
 import { fairPick } from './fair-queue'
+import { epochMs, type StageTimes } from './stage-times'
 
 /** A parser process ended without answering for a reason that was not a limit (a crash): retry. */
 export class ParserCrashed extends Error {
@@ -376,20 +377,26 @@ export function createParserPool(
     }
   }
 
-  const runOn = async (child: Child, documentId: string, type: ParseRequest['type'], bytes: Uint8Array, control: ParseControl): Promise<ParseOutcome> => {
+  const runOn = async (child: Child, documentId: string, type: ParseRequest['type'], bytes: Uint8Array, control: ParseControl, queuedAt: number): Promise<ParseOutcome> => {
     const id = nextId++
     const bytesPath = join(spoolDir(), `${id}.bin`)
     const attachmentsDir = join(spoolDir(), `${id}-attachments`)
     try {
+      const stages: StageTimes = { parser_wait: epochMs() - queuedAt }
+      let t = epochMs()
       await writeFile(bytesPath, bytes, { mode: 0o600 })
       mkdirSync(attachmentsDir, { mode: 0o700 })
+      stages.spool_write = epochMs() - t
       const outcome = await parseOn(child, id, documentId, type, bytesPath, attachmentsDir, control)
+      t = epochMs()
       if (outcome.kind === 'parsed' && outcome.attachments) {
         outcome.attachments = await Promise.all(outcome.attachments.map(async (a) => {
           const { path, ...rest } = a as typeof a & { path: string }
           return { ...rest, bytes: await Bun.file(path).bytes() }
         }))
       }
+      stages.attachments_read = epochMs() - t
+      outcome.stages = { ...stages, ...outcome.stages }
       return outcome
     } finally {
       await rm(bytesPath, { force: true })
@@ -439,6 +446,7 @@ export function createParserPool(
         ocrPages: 0,
         progress: control.onProgress,
         settle(reply) {
+          const receivedAt = epochMs()
           if (child.current?.id !== id) return
           clearInterval(watch)
           child.moveToOcr = undefined
@@ -467,7 +475,7 @@ export function createParserPool(
           if (breach) dispatch()
           released.then(() => {
             if ('error' in reply) reject(new ParserCrashed('the parser process failed while reading the document'))
-            else resolve(reply.outcome)
+            else resolve(reply.sentAt ? { ...reply.outcome, stages: { ...reply.stages, reply_transfer: receivedAt - reply.sentAt, parser_release: epochMs() - receivedAt } } : reply.outcome)
           })
         },
       }
@@ -484,13 +492,14 @@ export function createParserPool(
       if (control.signal?.aborted) return Promise.reject(new ParseCanceled('the parse was canceled'))
       return new Promise<ParseOutcome>((resolve, reject) => {
         const queue = (lane: Lane) => {
+          const queuedAt = epochMs()
           const entry: Waiting = {
             lane,
             workspace: control.workspace ?? '',
             seq: nextId++,
             run: (child) => {
               control.signal?.removeEventListener('abort', dropWaiting)
-              runOn(child, documentId, type, bytes, control).then(resolve, (e) => (e instanceof MoveToOcrLane ? queue('ocr') : reject(e)))
+              runOn(child, documentId, type, bytes, control, queuedAt).then(resolve, (e) => (e instanceof MoveToOcrLane ? queue('ocr') : reject(e)))
             },
             fail: reject,
           }
