@@ -29,6 +29,7 @@ import type { OcrSlotMessage, ParseReply, ParseRequest } from './parser-process'
 import type { OcrStats } from '../ocr/engine'
 import { fairPick } from './fair-queue'
 import { epochMs, type StageTimes } from './stage-times'
+import type { Block } from '../blocks'
 
 /** A parser process ended without answering for a reason that was not a limit (a crash): retry. */
 export class ParserCrashed extends Error {
@@ -475,7 +476,11 @@ export function createParserPool(
           if (breach) dispatch()
           released.then(() => {
             if ('error' in reply) reject(new ParserCrashed('the parser process failed while reading the document'))
-            else resolve(reply.sentAt ? { ...reply.outcome, stages: { ...reply.stages, reply_transfer: receivedAt - reply.sentAt, parser_release: epochMs() - receivedAt } } : reply.outcome)
+            else {
+              const t = epochMs()
+              const outcome = reply.blocksJson !== undefined && reply.outcome.kind === 'parsed' ? { ...reply.outcome, blocks: JSON.parse(reply.blocksJson) as Block[] } : reply.outcome
+              resolve(reply.sentAt ? { ...outcome, stages: { ...reply.stages, reply_transfer: receivedAt - reply.sentAt, parser_release: t - receivedAt, blocks_decode: epochMs() - t } } : outcome)
+            }
           })
         },
       }

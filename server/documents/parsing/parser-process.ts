@@ -26,8 +26,8 @@ export interface ParseRequest {
   limits: DocumentLimits
 }
 
-/** The answer to one request (with what its OCR did), or a progress note while it runs. */
-export type ParseReply = { id: number; outcome: ParseOutcome; ocrStats?: OcrStats; stages?: StageTimes; sentAt?: number } | { id: number; error: string } | { id: number; progress: { page: number; pages: number } }
+/** The answer to one request (with what its OCR did, its stages' times, and a parsed outcome's blocks as JSON text), or a progress note while it runs. */
+export type ParseReply = { id: number; outcome: ParseOutcome; ocrStats?: OcrStats; stages?: StageTimes; sentAt?: number; blocksJson?: string } | { id: number; error: string } | { id: number; progress: { page: number; pages: number } } | { id: number; error: string } | { id: number; progress: { page: number; pages: number } }
 
 /**
  * A parser process's OCR traffic: it asks for a slot for a page (`acquire`), gets it (`grant`),
@@ -135,6 +135,13 @@ export function serveParseRequests(): void {
       reply = { id: request.id, error: String((e as Error)?.message ?? e).slice(0, 200) }
     }
     await scratchSettled(SCRATCH_SETTLE_MS)
+    // Blocks travel as one JSON string: the channel's structured clone of 10,000 block objects took
+    // 100-140 ms here and 25 ms to rebuild in the service, against 20 ms for the string each way.
+    if ('outcome' in reply && reply.outcome.kind === 'parsed') {
+      const t = epochMs()
+      const blocksJson = JSON.stringify(reply.outcome.blocks)
+      reply = { ...reply, outcome: { ...reply.outcome, blocks: [] }, blocksJson, stages: { ...reply.stages, parser_encode: epochMs() - t } }
+    }
     process.send!('outcome' in reply ? { ...reply, sentAt: epochMs() } : reply)
   })
   process.on('disconnect', () => process.exit(0))
