@@ -144,6 +144,8 @@ const mid = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length
 /** One adapter's figures: its file (for the end-to-end runs) and the library's and adapter's medians. */
 interface Beside { label: string; units: number; unit: string; library: () => unknown; run: () => Promise<unknown>; file?: { filename: string; contentType: string; bytes: Uint8Array }; lib: { wall: number; cpu: number }; adapter: { wall: number; cpu: number } }
 const besides: Beside[] = []
+/** Image files read by OCR through the service: end to end they are compared with the adapter and a real OCR engine in this process. */
+const ocrFiles: { label: string; file: { filename: string; contentType: string; bytes: Uint8Array }; units: number; unit: string }[] = []
 /** Times `library` (the parsing library alone) and `adapter` (the whole adapter: bounds, the library, segments, blocks), interleaved. */
 async function besideLibrary(label: string, units: number, unit: string, library: () => unknown, adapter: () => Promise<unknown>, file?: Beside['file'], rounds = 5) {
   await library()
@@ -262,12 +264,14 @@ const adapterBlocks = async (name: keyof typeof ADAPTERS, bytes: Uint8Array) => 
     const buf = tiff.buffer.slice(tiff.byteOffset, tiff.byteOffset + tiff.byteLength) as ArrayBuffer
     for (const ifd of UTIF.decode(buf)) { UTIF.decodeImage(buf, ifd); UTIF.toRGBA8(ifd) }
   }, () => ADAPTERS.image(tiff, opts), undefined, 3)
+  ocrFiles.push({ label: `fax TIFF, CCITT G4, ${FRAMES} frames of 1275x1650`, file: { filename: 'fax.tif', contentType: 'image/tiff', bytes: tiff }, units: FRAMES, unit: 'pages' })
 
   if (!heifEncoder()) console.log('heic: skipped (no heif-enc to write a HEIC)')
   else {
     const { default: decode } = await import('heic-decode')
     const heic = heicOf(textPage(['A photographed page', 'Insured value: 640,000.00']))
     await besideLibrary('heic adapter (1275x1650; heic-decode against header check + decode + PNG for OCR)', 1, 'images', () => decode({ buffer: heic }), () => ADAPTERS.image(heic, opts))
+    ocrFiles.push({ label: 'HEIC photo of a page, 1275x1650', file: { filename: 'photo.heic', contentType: 'image/heic', bytes: heic }, units: 1, unit: 'pages' })
   }
 
   const MEMBERS = 40
@@ -327,7 +331,8 @@ try {
   // The service logs each document's stages at debug level (document ingestion stages), so the
   // fixed cost per document is broken down: before the job's prepare (complete, enqueue, NOTIFY,
   // claim, row read), inside it, and after the handler (commit, job finish, this poll).
-  // TIFF and HEIC are left out: through the service each page is also recognised by OCR.
+  // TIFF and HEIC: through the service each page is also recognised by OCR, so the adapter alone
+  // runs with the same OCR engine in this process (BENCH_OCR_E2E=0 leaves them out).
   const endToEnd = async (file: { filename: string; contentType: string; bytes: Uint8Array }) => {
     const start = await api('POST', `/v1/scenarios/${scenario}/documents`, { filename: file.filename, content_type: file.contentType, size_bytes: file.bytes.byteLength })
     if (start.status !== 201) throw new Error(`create ${file.filename}: ${start.status} ${JSON.stringify(start.body)}`)
@@ -359,17 +364,33 @@ try {
   const pdfFile = { filename: 'long.pdf', contentType: 'application/pdf', bytes: pdf }
   const first = await endToEnd(pdfFile)
   console.log(`end to end, first document: complete -> ${first.doc.status} in ${ms(first.ms)} = ${(PAGES / (first.ms / 1000)).toFixed(0)} pages/s`)
-  const targets = [{ label: `${PAGES}-page PDF`, file: pdfFile, run: () => adapterBlocks('pdf', pdf), units: PAGES, unit: 'pages' },
+  const targets: { label: string; file: { filename: string; contentType: string; bytes: Uint8Array }; run: () => Promise<unknown>; units: number; unit: string; rounds?: number }[] = [
+    { label: `${PAGES}-page PDF`, file: pdfFile, run: () => adapterBlocks('pdf', pdf), units: PAGES, unit: 'pages' },
     ...besides.filter((b) => b.file).map((b) => ({ label: b.label.replace(/ adapter/, ''), file: b.file!, run: b.run, units: b.units, unit: b.unit }))]
-    .filter((t) => !process.env.BENCH_E2E_FILTER || new RegExp(process.env.BENCH_E2E_FILTER, 'i').test(t.label))
+  // Images: the adapter with the service's OCR engine (the configuration's defaults) in this process.
+  if (process.env.BENCH_OCR_E2E !== '0') {
+    const { OcrRecognizer } = await import('../../server/documents/ocr/engine')
+    const { loadConfig } = await import('../../server/config')
+    const p = loadConfig({ ...process.env, SVC_SECRET_KEY: env.SVC_SECRET_KEY }).parse
+    const ocrLimits = { maxPixels: p.ocrMaxPixels, pageTimeoutMs: p.ocrPageTimeoutMs, maxPages: p.ocrMaxPages, engine: p.ocrEngine, parallel: p.ocrConcurrency }
+    const recognizer = new OcrRecognizer(ocrLimits)
+    for (const o of ocrFiles) {
+      targets.push({ ...o, rounds: Math.min(ROUNDS, 2), run: async () => {
+        const docOcr = recognizer.forDocument()
+        const engine = { maxPixels: ocrLimits.maxPixels, parallel: ocrLimits.parallel, image: (b: Parameters<typeof docOcr.image>[0]) => docOcr.image(b), pdfPage: (d: Parameters<typeof docOcr.pdfPage>[0], n: number) => docOcr.pdfPage(d, n) }
+        return toBlocks(crypto.randomUUID(), await ADAPTERS.image(o.file.bytes, { ...LIMITS, ocr: engine })).length
+      } })
+    }
+  }
+  const selected = targets.filter((t) => !process.env.BENCH_E2E_FILTER || new RegExp(process.env.BENCH_E2E_FILTER, 'i').test(t.label))
   const rows: string[] = []
-  for (const t of targets) {
+  for (const t of selected) {
     const e2eRuns: number[] = []
     const adapterRuns: number[] = []
     const stageRuns: Record<string, number[]> = {}
     let status = ''
     let blocks = 0
-    for (let i = 0; i <= ROUNDS; i++) {
+    for (let i = 0; i <= (t.rounds ?? ROUNDS); i++) {
       const w0 = now()
       await t.run()
       const adapterMs = now() - w0
