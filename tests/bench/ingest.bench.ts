@@ -347,8 +347,11 @@ try {
       doc = (await api('GET', `/v1/scenarios/${scenario}/documents/${start.body.id}`)).body
     } while (doc.status === 'processing')
     const seen = now()
-    // The document's stage line (written before its commit; wait a tick for the log flush).
+    // The document's stage line (written before its commit; wait a tick for the log flush). Then
+    // wait for the documents found inside it (a ZIP's members, an email's attachments), so the next
+    // round does not queue behind them.
     await Bun.sleep(20)
+    while ((await api('GET', `/v1/scenarios/${scenario}/documents?status=processing&limit=1`)).body?.items?.length) await Bun.sleep(20)
     const line = svc.output().split('\n').find((l) => l.includes('document ingestion stages') && l.includes(start.body.id))
     const stages: Record<string, number> = {}
     if (line) {
