@@ -12,7 +12,7 @@
 import type { Tx } from '../db/connect'
 import type { AppDeps } from '../deps'
 import { Type, type Static } from '@sinclair/typebox'
-import { defineJobKind, enqueue, jobType } from '../../jobs/define'
+import { defineJobKind, enqueue, enqueueMany, jobType } from '../../jobs/define'
 import { Int } from '../../schemas/common'
 import { readAll } from '../storage/blob-store'
 import { charsetOf, findFileType, unreadReason } from './registry'
@@ -146,7 +146,8 @@ const documentOwner: IngestionOwner<DocumentRow> = {
       meter: source === 'ocr' ? 'pages_ocr' as const : 'pages_text_layer' as const,
       quantity: outcome.pages[source], sourceKind: DOCUMENT_INGESTION, sourceId: doc.id, sourceRef: `generation:${doc.ingestion_generation}`,
     })))
-    for (const child of await insertChildDocuments(tx, doc, outcome.children ?? [])) await enqueueIngestion(tx, child)
+    const children = await insertChildDocuments(tx, doc, outcome.children ?? [])
+    if (children.length) await enqueueMany(tx, DocumentIngestionJob, children.map((c) => ({ tenantId: c.tenant_id, payload: { documentId: c.id, generation: c.ingestion_generation } })))
   },
 }
 

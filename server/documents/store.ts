@@ -63,20 +63,25 @@ export function renderDocument(row: DocumentRow) {
 export interface ChildDocument { id: string; filename: string; contentType: string; size: number; blobKey: string }
 
 /**
- * Inserts the documents found inside `parent` (in processing, bytes stored and verified) and
- * returns those that were new: a retried or repeated ingestion of the parent finds them there.
+ * Inserts the documents found inside `parent` (in processing, bytes stored and verified) in one
+ * statement and returns those that were new, in the parent's order (a retried or repeated
+ * ingestion of the parent finds the others there); each new one gets its `document.status` event.
+ * A ZIP's 40 members were 40 inserts before (with their events, 160 round trips in all).
  */
 export async function insertChildDocuments(tx: Tx, parent: DocumentRow, children: readonly ChildDocument[]): Promise<DocumentRow[]> {
-  const out: DocumentRow[] = []
-  for (const c of children) {
-    const [row] = await tx<DocumentRow[]>`
-      insert into documents (tenant_id, id, scenario_id, filename, content_type, size_bytes, blob_key, bytes_verified, status, ingestion_generation, parent_document_id, uploaded_at)
-      values (${parent.tenant_id}, ${c.id}, ${parent.scenario_id}, ${c.filename}, ${c.contentType}, ${c.size}, ${c.blobKey}, true, 'processing', 1, ${parent.id}, now())
-      on conflict do nothing
-      returning *`
-    if (!row) continue
+  if (children.length === 0) return []
+  const inserted = await tx<DocumentRow[]>`
+    insert into documents (tenant_id, id, scenario_id, filename, content_type, size_bytes, blob_key, bytes_verified, status, ingestion_generation, parent_document_id, uploaded_at)
+    select ${parent.tenant_id}, c.id, ${parent.scenario_id}, c.filename, c.content_type, c.size_bytes, c.blob_key, true, 'processing', 1, ${parent.id}, now()
+    from unnest(${children.map((c) => c.id)}::uuid[], ${children.map((c) => c.filename)}::text[], ${children.map((c) => c.contentType)}::text[],
+                ${children.map((c) => c.size)}::bigint[], ${children.map((c) => c.blobKey)}::text[]) with ordinality as c(id, filename, content_type, size_bytes, blob_key, n)
+    order by c.n
+    on conflict do nothing
+    returning *`
+  const at = new Map(children.map((c, i) => [c.id, i]))
+  const out = [...inserted].sort((a, b) => at.get(a.id)! - at.get(b.id)!)
+  for (const row of out) {
     await appendCaseEvent(tx, { tenantId: parent.tenant_id, scenarioId: parent.scenario_id, type: 'document.status', data: { document_id: row.id, status: 'processing', parent_document_id: parent.id } })
-    out.push(row)
   }
   return out
 }
