@@ -333,20 +333,38 @@ try {
   // claim, row read), inside it, and after the handler (commit, job finish, this poll).
   // TIFF and HEIC: through the service each page is also recognised by OCR, so the adapter alone
   // runs with the same OCR engine in this process (BENCH_OCR_E2E=0 leaves them out).
+  // `ready` is seen on the case's event stream (its document.status event, sent at commit), not by
+  // polling: a GET every few milliseconds took CPU from the parse on a 2-core machine.
+  const settledAt = new Map<string, (at: number) => void>()
+  const events = new AbortController()
+  void (async () => {
+    const res = await fetch(`${svc.url}/v1/scenarios/${scenario}/events`, { headers: { authorization: `Bearer ${key}` }, signal: events.signal })
+    const reader = res.body!.pipeThrough(new TextDecoderStream()).getReader()
+    let buf = ''
+    for (;;) {
+      const { value, done } = await reader.read()
+      if (done) return
+      buf += value
+      for (let m; (m = /event: document\.status\ndata: (.*)\n\n/.exec(buf)); ) {
+        buf = buf.slice(m.index + m[0].length)
+        const data = JSON.parse(m[1]!) as { document_id: string; status: string }
+        if (data.status !== 'processing') settledAt.get(data.document_id)?.(now())
+      }
+    }
+  })().catch(() => {})
+  await Bun.sleep(200)
   const endToEnd = async (file: { filename: string; contentType: string; bytes: Uint8Array }) => {
     const start = await api('POST', `/v1/scenarios/${scenario}/documents`, { filename: file.filename, content_type: file.contentType, size_bytes: file.bytes.byteLength })
     if (start.status !== 201) throw new Error(`create ${file.filename}: ${start.status} ${JSON.stringify(start.body)}`)
     const put = new URL(start.body.upload.url)
     await fetch(`${svc.url}${put.pathname}${put.search}`, { method: 'PUT', headers: start.body.upload.headers, body: file.bytes as Uint8Array<ArrayBuffer> })
+    const settled = new Promise<number>((resolve) => settledAt.set(start.body.id, resolve))
     const t0 = now()
     const done = await api('POST', `/v1/scenarios/${scenario}/documents/${start.body.id}/complete`, {})
     if (done.status !== 202) throw new Error(`complete: ${done.status}`)
-    let doc: any
-    do {
-      await Bun.sleep(2)
-      doc = (await api('GET', `/v1/scenarios/${scenario}/documents/${start.body.id}`)).body
-    } while (doc.status === 'processing')
-    const seen = now()
+    const seen = await Promise.race([settled, Bun.sleep(120_000).then(() => { throw new Error(`${file.filename}: no status event in 120 s`) })])
+    settledAt.delete(start.body.id)
+    const doc = (await api('GET', `/v1/scenarios/${scenario}/documents/${start.body.id}`)).body
     // The document's stage line (written before its commit; wait a tick for the log flush). Then
     // wait for the documents found inside it (a ZIP's members, an email's attachments), so the next
     // round does not queue behind them.
@@ -406,6 +424,7 @@ try {
       for (const [k, v] of Object.entries(r.stages)) (stageRuns[k] ??= []).push(v)
     }
     const [ad, e2e] = [mid(adapterRuns), mid(e2eRuns)]
+    if (status !== 'ready' && status !== 'ready_degraded') console.log(`  ${t.label}: ended ${status}`)
     const ratio = ad / e2e
     const st = Object.fromEntries(STAGES.filter((k) => stageRuns[k]).map((k) => [k, mid(stageRuns[k]!)]))
     const fixed = e2e - (st.parser_extract ?? 0)
@@ -414,6 +433,8 @@ try {
     rows.push(`| ${t.label} | ${blocks} | ${ms(ad)} | ${ms(e2e)} | ${ratio.toFixed(2)} | ${ms(fixed)} | ${(st.blocks_write ?? 0).toFixed(1)} | ${(st.reply_transfer ?? 0).toFixed(1)} | ${(st.findings ?? 0).toFixed(1)} |`)
   }
   console.log(['| file | blocks | adapter alone (wall) | end to end (wall) | end to end / adapter | around the parse | blocks write | reply transfer | type + checks |', '|---|---|---|---|---|---|---|---|---|', ...rows].join('\n'))
+
+  events.abort()
 
   // ---- 2. 1,000 concurrent streams ----
   // The events come from a second process; the embedded database belongs to the service process alone.
