@@ -11,9 +11,11 @@
  *     (msgreader's properties and attachments against the adapter). Library and adapter runs are
  *     interleaved, and timed in CPU time as well as wall time: on a shared machine another
  *     process's load falls on both alike, and the verdict (adapter >= 0.8 of the library alone) is
- *     read in CPU time. Then each of these files end to end through a running service (complete ->
- *     ready), beside its library alone run in this process in between, and the document type and
- *     checks mined at ingestion (document-findings.ts) against the PDF adapter alone.
+ *     read in CPU time. The document type and checks mined at ingestion (document-findings.ts)
+ *     against the PDF adapter alone. Then every file (the PDF, each of the above, the TIFF and HEIC
+ *     with an OCR engine in this process too) end to end through a running service (complete ->
+ *     ready, seen on the case's event stream) against the same adapter run on it in this process,
+ *     interleaved (target >= 0.8), with the service's stage times (document ingestion stages).
  *  2. 1,000 concurrent SSE streams held by one service process: the p50/p99/max delay from the
  *     commit of a case event (written by this, another, process) to its arrival on every stream.
  *
