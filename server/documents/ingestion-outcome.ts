@@ -13,9 +13,10 @@ import type { Block } from './blocks'
 import type { ParseOutcome } from './parsing/extract'
 import type { ChildDocument, StatusFields } from './store'
 import type { TypedDocument } from '../evaluation/model-typing'
+import type { StageClock } from './parsing/stage-times'
 
 /** What the parse found, handed from prepare to the handler (a case document's type, when found before the handler). */
-export type IngestionOutcome = { kind: 'skip' } | { kind: 'unsupported'; reason?: string } | (ParseOutcome & { children?: ChildDocument[]; typed?: TypedDocument })
+export type IngestionOutcome = { kind: 'skip' } | { kind: 'unsupported'; reason?: string } | (ParseOutcome & { children?: ChildDocument[]; typed?: TypedDocument; clock?: StageClock })
 
 /** A parsed outcome. */
 export type ParsedOutcome = Extract<IngestionOutcome, { kind: 'parsed' }>
@@ -70,7 +71,9 @@ export async function applyIngestionOutcome<Row extends IngestedRow>(tx: Tx, lin
       await finishTask(tx, { ...base, result: 'failed', reason: outcome.reason })
       return
     case 'parsed':
+      outcome.clock?.mark('handler_lock')
       await owner.replaceBlocks(tx, row.tenant_id, row.id, outcome.blocks)
+      outcome.clock?.mark('blocks_write')
       await owner.setStatus(tx, row, outcome.degraded ? 'ready_degraded' : 'ready', {
         pageCount: outcome.pageCount,
         blockCount: outcome.blocks.length,
@@ -78,8 +81,11 @@ export async function applyIngestionOutcome<Row extends IngestedRow>(tx: Tx, lin
         errorDetail: outcome.degraded ? outcome.notes.join('; ') || 'part of the file could not be read' : null,
         processed: true,
       })
+      outcome.clock?.mark('status_write')
       await finishTask(tx, { ...base, result: 'succeeded', degraded: outcome.degraded })
+      outcome.clock?.mark('task_finish')
       await owner.afterParsed?.(tx, row, outcome)
+      outcome.clock?.mark('after_parsed')
   }
 }
 

@@ -12,7 +12,7 @@
 import type { Tx } from '../db/connect'
 import type { AppDeps } from '../deps'
 import { Type, type Static } from '@sinclair/typebox'
-import { defineJobKind, enqueue, jobType } from '../../jobs/define'
+import { defineJobKind, enqueue, enqueueMany, jobType } from '../../jobs/define'
 import { Int } from '../../schemas/common'
 import { readAll } from '../storage/blob-store'
 import { charsetOf, findFileType, unreadReason } from './registry'
@@ -30,6 +30,7 @@ import { typeDocument, type TypedDocument } from '../evaluation/model-typing'
 import { modelSettings } from '../authoring/generation-run'
 import { budgetReached, costMicro } from '../billing/budgets'
 import type { Block } from './blocks'
+import { StageClock } from './parsing/stage-times'
 
 /** The job kind name (also the task kind of its notifications). */
 export const DOCUMENT_INGESTION = 'document_ingestion'
@@ -83,16 +84,20 @@ async function parseFollowed(doc: DocumentRow, generation: number, deps: AppDeps
     deps.sql.begin((tx) => appendCaseEvent(tx, { tenantId: doc.tenant_id, scenarioId: doc.scenario_id, type: 'document.progress', data: { document_id: doc.id, page, pages } }))
       .catch(() => {}) // progress is a courtesy: never fail a parse for it
   }
+  const clock = deps.log.enabled('debug') ? new StageClock() : undefined
   try {
     // The workspace's evaluation policy may read fewer pages, or run no OCR.
     const limits = parseOverrides(await readPolicy(deps.sql, doc.tenant_id))
+    clock?.mark('policy_read')
     const started = performance.now()
     const outcome = await parseDocument(doc, deps, { onProgress, signal: abort.signal, limits, workspace: doc.tenant_id })
+    clock?.mark('parse')
     if ((outcome.kind === 'parsed' || outcome.kind === 'unreadable') && outcome.pages) deps.metrics.ingestionPages(outcome.pages, (performance.now() - started) / 1000)
     if (outcome.kind !== 'parsed') return outcome
     // A type the rules are unsure of goes to the model, when one is configured (outside any transaction).
     const typed = await typeDocumentBlocks(doc, outcome.blocks, deps, abort.signal)
-    const { attachments, ...rest } = { ...outcome, typed }
+    clock?.mark('typing')
+    const { attachments, ...rest } = { ...outcome, typed, ...(clock ? { clock } : {}) }
     if (!attachments?.length) return rest
     // Attachments: stored now (outside any transaction), inserted with the parent's outcome.
     const limit = deps.config.parse.emailMaxDepth
@@ -136,11 +141,13 @@ const documentOwner: IngestionOwner<DocumentRow> = {
   async afterParsed(tx, doc, outcome) {
     // The document's type from its content and the checks that type allows (issue 27).
     await recordDocumentFindings(tx, doc, outcome.blocks, outcome.typed, DOCUMENT_INGESTION)
+    outcome.clock?.mark('findings')
     await recordUsageEvents(tx, doc.tenant_id, (['text_layer', 'ocr'] as const).map((source) => ({
       meter: source === 'ocr' ? 'pages_ocr' as const : 'pages_text_layer' as const,
       quantity: outcome.pages[source], sourceKind: DOCUMENT_INGESTION, sourceId: doc.id, sourceRef: `generation:${doc.ingestion_generation}`,
     })))
-    for (const child of await insertChildDocuments(tx, doc, outcome.children ?? [])) await enqueueIngestion(tx, child)
+    const children = await insertChildDocuments(tx, doc, outcome.children ?? [])
+    if (children.length) await enqueueMany(tx, DocumentIngestionJob, children.map((c) => ({ tenantId: c.tenant_id, payload: { documentId: c.id, generation: c.ingestion_generation } })))
   },
 }
 
@@ -153,7 +160,17 @@ export function documentIngestionJobKind() {
     ...DocumentIngestionJob,
     maxAttempts: 5,
     prepare: (job, deps) => steps.prepare(target(job), deps),
-    handler: (tx, job, deps) => steps.handle(tx, target(job), job.prepared, deps),
+    async handler(tx, job, deps) {
+      const prepared = job.prepared
+      if (prepared?.kind === 'parsed') prepared.clock?.mark('handler_start')
+      await steps.handle(tx, target(job), prepared, deps)
+      // Where the time between `complete` and `ready` went (SVC_LOG_LEVEL=debug; durations only).
+      if (prepared?.kind === 'parsed' && prepared.clock) {
+        const { clock, stages } = prepared
+        if (stages) clock.add(stages)
+        deps.log.debug('document ingestion stages', { document_id: job.payload.documentId, blocks: prepared.blocks.length, ...clock.fields() })
+      }
+    },
     onGiveUp: (tx, job, deps) => steps.giveUp(tx, target(job), job.giveUpReason, deps.links),
   })
 }

@@ -43,16 +43,20 @@ export function onCaseEventHint(listener: HintListener): () => void {
  * visible in sequence order; the NOTIFY is delivered by PostgreSQL only if the caller commits.
  */
 export async function appendCaseEvent(tx: Tx, input: CaseEventInput): Promise<number> {
-  const [counter] = await tx<{ last_seq: string }[]>`
-    insert into case_event_counters (tenant_id, scenario_id, last_seq)
-    values (${input.tenantId}, ${input.scenarioId}, 1)
-    on conflict (tenant_id, scenario_id) do update set last_seq = case_event_counters.last_seq + 1
-    returning last_seq`
-  const seq = Number(counter!.last_seq)
-  await tx`
-    insert into case_events (tenant_id, scenario_id, seq, type, data)
-    values (${input.tenantId}, ${input.scenarioId}, ${seq}, ${input.type}, ${tx.json(input.data as never)})`
-  await tx`select pg_notify(${CASE_EVENTS_CHANNEL}, ${`${input.tenantId}:${input.scenarioId}:${seq}`})`
+  // One statement (counter, event row, NOTIFY) instead of three round trips: a document's status
+  // change, and each of an email's or a ZIP's 40 members, paid them all.
+  const [row] = await tx<{ seq: string }[]>`
+    with counter as (
+      insert into case_event_counters (tenant_id, scenario_id, last_seq)
+      values (${input.tenantId}, ${input.scenarioId}, 1)
+      on conflict (tenant_id, scenario_id) do update set last_seq = case_event_counters.last_seq + 1
+      returning last_seq),
+    event as (
+      insert into case_events (tenant_id, scenario_id, seq, type, data)
+      select ${input.tenantId}, ${input.scenarioId}, last_seq, ${input.type}, ${tx.json(input.data as never)} from counter
+      returning seq)
+    select seq, pg_notify(${CASE_EVENTS_CHANNEL}, ${`${input.tenantId}:${input.scenarioId}:`}::text || seq::text) from event`
+  const seq = Number(row!.seq)
   for (const listener of hintListeners) listener(input.tenantId, input.scenarioId)
   return seq
 }

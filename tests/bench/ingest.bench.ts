@@ -11,9 +11,11 @@
  *     (msgreader's properties and attachments against the adapter). Library and adapter runs are
  *     interleaved, and timed in CPU time as well as wall time: on a shared machine another
  *     process's load falls on both alike, and the verdict (adapter >= 0.8 of the library alone) is
- *     read in CPU time. Then each of these files end to end through a running service (complete ->
- *     ready), beside its library alone run in this process in between, and the document type and
- *     checks mined at ingestion (document-findings.ts) against the PDF adapter alone.
+ *     read in CPU time. The document type and checks mined at ingestion (document-findings.ts)
+ *     against the PDF adapter alone. Then every file (the PDF, each of the above, the TIFF and HEIC
+ *     with an OCR engine in this process too) end to end through a running service (complete ->
+ *     ready, seen on the case's event stream) against the same adapter run on it in this process,
+ *     interleaved (target >= 0.8), with the service's stage times (document ingestion stages).
  *  2. 1,000 concurrent SSE streams held by one service process: the p50/p99/max delay from the
  *     commit of a case event (written by this, another, process) to its arrival on every stream.
  *
@@ -21,6 +23,8 @@
  *   DATABASE_URL=postgres://... bun tests/bench/ingest.bench.ts   # PostgreSQL (LISTEN/NOTIFY)
  *   BENCH_STREAMS=1000 BENCH_EVENTS=20 BENCH_PAGES=100 (defaults)
  *   BENCH_ADAPTERS_ONLY=1: the adapters alone, no service started
+ *   BENCH_E2E_ROUNDS=5: warm documents per file end to end; BENCH_E2E_FILTER=regex: only those files
+ *   end to end; BENCH_STREAMS=0: no SSE part
  */
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -140,8 +144,10 @@ console.log(`adapter: median ${ms(median)} per ${PAGES}-page PDF (${blockCount} 
 const cpuMs = () => { const u = process.cpuUsage(); return (u.user + u.system) / 1000 }
 const mid = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!
 /** One adapter's figures: its file (for the end-to-end runs) and the library's and adapter's medians. */
-interface Beside { label: string; units: number; unit: string; library: () => unknown; file?: { filename: string; contentType: string; bytes: Uint8Array }; lib: { wall: number; cpu: number }; adapter: { wall: number; cpu: number } }
+interface Beside { label: string; units: number; unit: string; library: () => unknown; run: () => Promise<unknown>; file?: { filename: string; contentType: string; bytes: Uint8Array }; lib: { wall: number; cpu: number }; adapter: { wall: number; cpu: number } }
 const besides: Beside[] = []
+/** Image files read by OCR through the service: end to end they are compared with the adapter and a real OCR engine in this process. */
+const ocrFiles: { label: string; file: { filename: string; contentType: string; bytes: Uint8Array }; units: number; unit: string }[] = []
 /** Times `library` (the parsing library alone) and `adapter` (the whole adapter: bounds, the library, segments, blocks), interleaved. */
 async function besideLibrary(label: string, units: number, unit: string, library: () => unknown, adapter: () => Promise<unknown>, file?: Beside['file'], rounds = 5) {
   await library()
@@ -158,7 +164,7 @@ async function besideLibrary(label: string, units: number, unit: string, library
   }
   const lib = { wall: mid(t.lib.wall), cpu: mid(t.lib.cpu) }
   const ad = { wall: mid(t.adapter.wall), cpu: mid(t.adapter.cpu) }
-  besides.push({ label, units, unit, library, file, lib, adapter: ad })
+  besides.push({ label, units, unit, library, run: adapter, file, lib, adapter: ad })
   const rate = (ms: number) => (units / (ms / 1000)).toFixed(units < 10 ? 1 : 0)
   console.log(`${label}: library alone ${ms(lib.wall)} = ${rate(lib.wall)} ${unit}/s; adapter ${ms(ad.wall)} = ${rate(ad.wall)} ${unit}/s; in CPU time ${ms(lib.cpu)} and ${ms(ad.cpu)}: the adapter at ${(lib.cpu / ad.cpu).toFixed(2)} of the library alone (wall ${(lib.wall / ad.wall).toFixed(2)}) ${lib.cpu / ad.cpu >= 0.8 ? 'PASS' : 'MISS'}`)
 }
@@ -260,12 +266,14 @@ const adapterBlocks = async (name: keyof typeof ADAPTERS, bytes: Uint8Array) => 
     const buf = tiff.buffer.slice(tiff.byteOffset, tiff.byteOffset + tiff.byteLength) as ArrayBuffer
     for (const ifd of UTIF.decode(buf)) { UTIF.decodeImage(buf, ifd); UTIF.toRGBA8(ifd) }
   }, () => ADAPTERS.image(tiff, opts), undefined, 3)
+  ocrFiles.push({ label: `fax TIFF, CCITT G4, ${FRAMES} frames of 1275x1650`, file: { filename: 'fax.tif', contentType: 'image/tiff', bytes: tiff }, units: FRAMES, unit: 'pages' })
 
   if (!heifEncoder()) console.log('heic: skipped (no heif-enc to write a HEIC)')
   else {
     const { default: decode } = await import('heic-decode')
     const heic = heicOf(textPage(['A photographed page', 'Insured value: 640,000.00']))
     await besideLibrary('heic adapter (1275x1650; heic-decode against header check + decode + PNG for OCR)', 1, 'images', () => decode({ buffer: heic }), () => ADAPTERS.image(heic, opts))
+    ocrFiles.push({ label: 'HEIC photo of a page, 1275x1650', file: { filename: 'photo.heic', contentType: 'image/heic', bytes: heic }, units: 1, unit: 'pages' })
   }
 
   const MEMBERS = 40
@@ -308,7 +316,7 @@ const env = { DATABASE_URL: database.url, SVC_DATA_DIR: dataDir, SVC_SECRET_KEY:
 await runCli(['migrate'], env)
 const tenant = (await runCli(['tenant', 'create', '--slug', 'bench'], env)).json
 const key = (await runCli(['api-key', 'create', '--tenant', 'bench', '--name', 'bench', '--scopes', 'scenarios:read,scenarios:write'], env)).json.key as string
-const svc = await spawnService(['bun', 'server/main.ts'], env)
+const svc = await spawnService(['bun', 'server/main.ts'], { ...env, SVC_LOG_LEVEL: 'debug' })
 const auth = { authorization: `Bearer ${key}`, 'content-type': 'application/json' }
 const api = async (method: string, path: string, body?: unknown) => {
   const res = await fetch(`${svc.url}${path}`, { method, headers: auth, body: body === undefined ? undefined : JSON.stringify(body) })
@@ -318,59 +326,122 @@ let exitCode = 0
 try {
   const scenario = (await api('POST', '/v1/scenarios', { name: 'Bench case' })).body.id as string
 
-  // ---- 1b. end to end: the first document (a parser process meets pdf.js for the first time), then warm ones ----
-  const endToEnd = async (file: { filename: string; contentType: string; bytes: Uint8Array } = { filename: 'long.pdf', contentType: 'application/pdf', bytes: pdf }) => {
+  // ---- 1e. end to end against the adapter alone ----
+  // Each file through the service (complete -> job claim -> parser process -> blocks, status, type
+  // and checks -> ready) beside the same adapter function run on the same bytes in this process,
+  // interleaved; median of BENCH_E2E_ROUNDS warm documents (after one warm-up), target >= 0.8.
+  // The service logs each document's stages at debug level (document ingestion stages), so the
+  // fixed cost per document is broken down: before the job's prepare (complete, enqueue, NOTIFY,
+  // claim, row read), inside it, and after the handler (commit, job finish, this poll).
+  // TIFF and HEIC: through the service each page is also recognised by OCR, so the adapter alone
+  // runs with the same OCR engine in this process (BENCH_OCR_E2E=0 leaves them out).
+  // `ready` is seen on the case's event stream (its document.status event, sent at commit), not by
+  // polling: a GET every few milliseconds took CPU from the parse on a 2-core machine.
+  const settledAt = new Map<string, (at: number) => void>()
+  const events = new AbortController()
+  void (async () => {
+    const res = await fetch(`${svc.url}/v1/scenarios/${scenario}/events`, { headers: { authorization: `Bearer ${key}` }, signal: events.signal })
+    const reader = res.body!.pipeThrough(new TextDecoderStream()).getReader()
+    let buf = ''
+    for (;;) {
+      const { value, done } = await reader.read()
+      if (done) return
+      buf += value
+      for (let m; (m = /event: document\.status\ndata: (.*)\n\n/.exec(buf)); ) {
+        buf = buf.slice(m.index + m[0].length)
+        const data = JSON.parse(m[1]!) as { document_id: string; status: string }
+        if (data.status !== 'processing') settledAt.get(data.document_id)?.(now())
+      }
+    }
+  })().catch(() => {})
+  await Bun.sleep(200)
+  const endToEnd = async (file: { filename: string; contentType: string; bytes: Uint8Array }) => {
     const start = await api('POST', `/v1/scenarios/${scenario}/documents`, { filename: file.filename, content_type: file.contentType, size_bytes: file.bytes.byteLength })
     if (start.status !== 201) throw new Error(`create ${file.filename}: ${start.status} ${JSON.stringify(start.body)}`)
     const put = new URL(start.body.upload.url)
     await fetch(`${svc.url}${put.pathname}${put.search}`, { method: 'PUT', headers: start.body.upload.headers, body: file.bytes as Uint8Array<ArrayBuffer> })
+    const settled = new Promise<number>((resolve) => settledAt.set(start.body.id, resolve))
     const t0 = now()
     const done = await api('POST', `/v1/scenarios/${scenario}/documents/${start.body.id}/complete`, {})
     if (done.status !== 202) throw new Error(`complete: ${done.status}`)
-    let doc: any
-    do {
-      await Bun.sleep(5)
-      doc = (await api('GET', `/v1/scenarios/${scenario}/documents/${start.body.id}`)).body
-    } while (doc.status === 'processing')
-    return { ms: now() - t0, doc }
-  }
-  const first = await endToEnd()
-  console.log(`end to end, first document: complete -> ${first.doc.status} in ${ms(first.ms)} = ${(PAGES / (first.ms / 1000)).toFixed(0)} pages/s`)
-  const warm: number[] = []
-  for (let i = 0; i < 5; i++) warm.push((await endToEnd()).ms)
-  warm.sort((a, b) => a - b)
-  const e2e = warm[2]!
-  console.log(`end to end, warm: median ${ms(e2e)} (${PAGES} pages; complete, job claim on NOTIFY or poll, parse in a parser process, blocks written, status) = ${(PAGES / (e2e / 1000)).toFixed(0)} pages/s, ${(median / e2e).toFixed(2)} of the adapter alone`)
-
-  // ---- 1e. each newer adapter's file end to end, interleaved with its library alone in this process ----
-  // (TIFF and HEIC are left out: through the service a page is also recognised, which the library never does.)
-  const rows: string[] = []
-  for (const b of besides) {
-    if (!b.file) continue
-    const { filename, contentType, bytes } = b.file
-    const e2eRuns: number[] = []
-    const libRuns: number[] = []
-    let status = ''
-    for (let i = 0; i < 4; i++) {
-      const w0 = now()
-      await b.library()
-      const libMs = now() - w0
-      const r = await endToEnd({ filename, contentType, bytes })
-      status = r.doc.status
-      if (i === 0) continue // warm-up
-      libRuns.push(libMs)
-      e2eRuns.push(r.ms)
+    const seen = await Promise.race([settled, Bun.sleep(120_000).then(() => { throw new Error(`${file.filename}: no status event in 120 s`) })])
+    settledAt.delete(start.body.id)
+    const doc = (await api('GET', `/v1/scenarios/${scenario}/documents/${start.body.id}`)).body
+    // The document's stage line (written before its commit; wait a tick for the log flush). Then
+    // wait for the documents found inside it (a ZIP's members, an email's attachments), so the next
+    // round does not queue behind them.
+    await Bun.sleep(20)
+    while ((await api('GET', `/v1/scenarios/${scenario}/documents?status=processing&limit=1`)).body?.items?.length) await Bun.sleep(20)
+    const line = svc.output().split('\n').find((l) => l.includes('document ingestion stages') && l.includes(start.body.id))
+    const stages: Record<string, number> = {}
+    if (line) {
+      const f = JSON.parse(line) as Record<string, unknown>
+      for (const [k, v] of Object.entries(f)) if (k.endsWith('_ms') && typeof v === 'number') stages[k.slice(0, -3)] = v
+      stages.before_prepare = (f.started_at as number) - t0
+      stages.after_handler = seen - (f.ended_at as number)
     }
-    const [lib, e2e] = [mid(libRuns), mid(e2eRuns)]
-    const ratio = lib / e2e
-    console.log(`end to end, ${filename} (${status}): median ${ms(e2e)}; library alone in between ${ms(lib)}: ${ratio.toFixed(2)} of the library alone; adapter alone ${(b.adapter.wall > 0 ? (b.adapter.wall / e2e) : 0).toFixed(2)} (wall) ${ratio >= 0.8 ? 'PASS' : 'MISS'}`)
-    rows.push(`| ${filename} | ${(b.lib.cpu / b.adapter.cpu).toFixed(2)} | ${ms(lib)} | ${ms(e2e)} | ${ratio.toFixed(2)} |`)
+    return { ms: seen - t0, doc, stages }
   }
-  console.log(['| file | adapter / library (CPU) | library alone (wall) | end to end (wall) | end to end / library |', '|---|---|---|---|---|', ...rows].join('\n'))
+  const ROUNDS = Number(process.env.BENCH_E2E_ROUNDS ?? 5)
+  const STAGES = ['before_prepare', 'policy_read', 'parser_wait', 'spool_write', 'parser_read', 'parser_extract', 'parser_after', 'reply_transfer', 'parser_release', 'attachments_read', 'typing', 'handler_start', 'handler_lock', 'blocks_write', 'status_write', 'task_finish', 'findings', 'after_parsed', 'after_handler']
+  const pdfFile = { filename: 'long.pdf', contentType: 'application/pdf', bytes: pdf }
+  const first = await endToEnd(pdfFile)
+  console.log(`end to end, first document: complete -> ${first.doc.status} in ${ms(first.ms)} = ${(PAGES / (first.ms / 1000)).toFixed(0)} pages/s`)
+  const targets: { label: string; file: { filename: string; contentType: string; bytes: Uint8Array }; run: () => Promise<unknown>; units: number; unit: string; rounds?: number }[] = [
+    { label: `${PAGES}-page PDF`, file: pdfFile, run: () => adapterBlocks('pdf', pdf), units: PAGES, unit: 'pages' },
+    ...besides.filter((b) => b.file).map((b) => ({ label: b.label.replace(/ adapter/, ''), file: b.file!, run: b.run, units: b.units, unit: b.unit }))]
+  // Images: the adapter with the service's OCR engine (the configuration's defaults) in this process.
+  if (process.env.BENCH_OCR_E2E !== '0') {
+    const { OcrRecognizer } = await import('../../server/documents/ocr/engine')
+    const { loadConfig } = await import('../../server/config')
+    const p = loadConfig({ ...process.env, SVC_SECRET_KEY: env.SVC_SECRET_KEY }).parse
+    const ocrLimits = { maxPixels: p.ocrMaxPixels, pageTimeoutMs: p.ocrPageTimeoutMs, maxPages: p.ocrMaxPages, engine: p.ocrEngine, parallel: p.ocrConcurrency }
+    const recognizer = new OcrRecognizer(ocrLimits)
+    for (const o of ocrFiles) {
+      targets.push({ ...o, rounds: Math.min(ROUNDS, 2), run: async () => {
+        const docOcr = recognizer.forDocument()
+        const engine = { maxPixels: ocrLimits.maxPixels, parallel: ocrLimits.parallel, image: (b: Parameters<typeof docOcr.image>[0]) => docOcr.image(b), pdfPage: (d: Parameters<typeof docOcr.pdfPage>[0], n: number) => docOcr.pdfPage(d, n) }
+        return toBlocks(crypto.randomUUID(), await ADAPTERS.image(o.file.bytes, { ...LIMITS, ocr: engine })).length
+      } })
+    }
+  }
+  const selected = targets.filter((t) => !process.env.BENCH_E2E_FILTER || new RegExp(process.env.BENCH_E2E_FILTER, 'i').test(t.label))
+  const rows: string[] = []
+  for (const t of selected) {
+    const e2eRuns: number[] = []
+    const adapterRuns: number[] = []
+    const stageRuns: Record<string, number[]> = {}
+    let status = ''
+    let blocks = 0
+    for (let i = 0; i <= (t.rounds ?? ROUNDS); i++) {
+      const w0 = now()
+      await t.run()
+      const adapterMs = now() - w0
+      const r = await endToEnd(t.file)
+      status = r.doc.status
+      blocks = r.doc.block_count ?? 0
+      if (i === 0) continue // warm-up
+      adapterRuns.push(adapterMs)
+      e2eRuns.push(r.ms)
+      for (const [k, v] of Object.entries(r.stages)) (stageRuns[k] ??= []).push(v)
+    }
+    const [ad, e2e] = [mid(adapterRuns), mid(e2eRuns)]
+    if (status !== 'ready' && status !== 'ready_degraded') console.log(`  ${t.label}: ended ${status}`)
+    const ratio = ad / e2e
+    const st = Object.fromEntries(STAGES.filter((k) => stageRuns[k]).map((k) => [k, mid(stageRuns[k]!)]))
+    const fixed = e2e - (st.parser_extract ?? 0)
+    console.log(`end to end, ${t.label} (${blocks} blocks, ${status}): median ${ms(e2e)} = ${(t.units / (e2e / 1000)).toFixed(t.units < 10 ? 1 : 0)} ${t.unit}/s; adapter alone in between ${ms(ad)}: end to end at ${ratio.toFixed(2)} of the adapter alone ${ratio >= 0.8 ? 'PASS' : 'MISS'}; around the parse ${ms(fixed)}`)
+    console.log(`  stages (medians, ms): ${Object.entries(st).map(([k, v]) => `${k} ${v.toFixed(1)}`).join(', ')}`)
+    rows.push(`| ${t.label} | ${blocks} | ${ms(ad)} | ${ms(e2e)} | ${ratio.toFixed(2)} | ${ms(fixed)} | ${(st.blocks_write ?? 0).toFixed(1)} | ${(st.reply_transfer ?? 0).toFixed(1)} | ${(st.findings ?? 0).toFixed(1)} |`)
+  }
+  console.log(['| file | blocks | adapter alone (wall) | end to end (wall) | end to end / adapter | around the parse | blocks write | reply transfer | type + checks |', '|---|---|---|---|---|---|---|---|---|', ...rows].join('\n'))
+
+  events.abort()
 
   // ---- 2. 1,000 concurrent streams ----
   // The events come from a second process; the embedded database belongs to the service process alone.
-  if (!database.url) console.log('streams: skipped on the embedded database (events are written by a second process); set DATABASE_URL')
+  if (STREAMS === 0) console.log('streams: skipped (BENCH_STREAMS=0)')
+  else if (!database.url) console.log('streams: skipped on the embedded database (events are written by a second process); set DATABASE_URL')
   else {
     const received: number[][] = Array.from({ length: EVENTS + 1 }, () => [])
     const commitAt: number[] = []

@@ -4,7 +4,8 @@ import {
   allBlocks, corruptPdfSample, csvSample, docxSample, htmlSample, markdownSample, partlyBrokenPdfSample, pdfSample,
   pngSample, whitePngSample, pptSample, putBytes, settled, startUpload, textSample, truncatedCsvSample, uploadAndComplete, brokenUtf8TextSample, type SampleFile,
 } from '../helpers/samples'
-import { documentText } from '../../server/documents/blocks'
+import { documentText, toBlocks } from '../../server/documents/blocks'
+import { ADAPTERS } from '../../server/documents/adapters'
 import { documentIngestionJobKind } from '../../server/documents/ingestion'
 import { startRunner, type Runner } from '../../jobs/runner'
 import { JOB_KINDS } from '../../server/job-kinds'
@@ -311,6 +312,20 @@ describe('reading documents', () => {
     expect(third.body.items.map((b: { page: number; text: string }) => [b.page, b.text])).toEqual([[3, 'Page 3 heading']])
     const big = await call(app.url, 'GET', `/v1/scenarios/${scenarioId}/documents/${doc.id}/blocks?limit=201`, { token: readKey })
     expect(problemOf(big).errors![0]!.pointer).toBe('/limit')
+  })
+
+  test('blocks are stored exactly as the adapter cut them, with the characters a bulk write escapes (tab, backslash, \\N, line breaks)', async () => {
+    // On PostgreSQL blocks stream in through COPY's text format, which escapes these; embedded, they travel as JSON.
+    const text = new TextEncoder().encode('Tab\there, a back\\slash, a literal \\N and \\.\nsecond line of the paragraph 🏠 Größe\n\nNext paragraph\twith C:\\path\\file\r\n')
+    const csv = new TextEncoder().encode('Path,Note\n"C:\\data\\roll.xlsx","tab\there ""quoted"" \\N"\n"\\","line\nbreak"\n')
+    for (const [file, adapter] of [[{ filename: 'escapes.txt', contentType: 'text/plain', bytes: text }, 'text'], [{ filename: 'escapes.csv', contentType: 'text/csv', bytes: csv }, 'csv']] as const) {
+      const { doc } = await uploadAndComplete(app, key, scenarioId, file)
+      expect((await settled(app, key, scenarioId, doc.id)).status).toBe('ready')
+      const stored = await allBlocks(app, key, scenarioId, doc.id)
+      const expected = toBlocks(doc.id, await ADAPTERS[adapter](file.bytes))
+      expect(expected.length).toBeGreaterThan(1)
+      expect(stored.map((b) => [b.id, b.position, b.page, b.kind, b.text, b.char_start, b.char_end, b.cells ?? null])).toEqual(expected.map((b) => [b.id, b.position, b.page, b.kind, b.text, b.charStart, b.charEnd, b.cells]))
+    }
   })
 
   test('download streams the bytes with their content type, length and an attachment disposition', async () => {

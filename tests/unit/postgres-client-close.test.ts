@@ -4,7 +4,7 @@
 // process ended), and the connection was lost to the pool for good; (2) the ErrorResponse read
 // before a close (57P01) failed the next session's first query; (3) while the database refused
 // connections, waiting queries failed one per connection attempt and backoff, so a burst waited
-// for many seconds. Real PostgreSQL (a cluster this file owns), nothing mocked.
+// for many seconds; (4) a COPY FROM STDIN refused after its stream ended never finished. Real PostgreSQL (a cluster this file owns), nothing mocked.
 import { afterAll, beforeAll, expect, test, setDefaultTimeout } from 'bun:test'
 import postgres from 'postgres'
 import { startOwnCluster, type OwnCluster } from '../helpers/own-cluster'
@@ -76,5 +76,23 @@ test('while the database refuses connections, every waiting query fails at once;
   }
   const back = await Promise.all(Array.from({ length: 20 }, (_, i) => sql<{ i: number }[]>`select ${i}::int as i`))
   expect(back.map((r) => r[0]!.i)).toEqual(Array.from({ length: 20 }, (_, i) => i))
+  await sql.end({ timeout: 2 })
+})
+
+test('a COPY FROM STDIN the server refuses after its stream ended fails the stream; the connection serves on', async () => {
+  // Part 9: the refusal arrived after end() and the stream waited for a CommandComplete that never
+  // came (a document's blocks job hung with its lease heartbeated for ever).
+  const sql = client(1)
+  await sql`create table if not exists copy_refused (a int, b text)`
+  const outcome = await within(sql.begin(async (tx) => {
+    const stream = await tx`copy copy_refused (a, b) from stdin`.writable()
+    const done = new Promise<void>((resolve, reject) => { stream.on('finish', resolve); stream.on('error', reject) })
+    stream.write('1\tfine\n2\tnot\u0000valid\n')
+    stream.end()
+    await done
+  }).then(() => 'committed', (e: { code?: string }) => e.code ?? 'failed'), 5_000)
+  expect(outcome).toBe('22021') // character_not_in_repertoire: the NUL byte
+  expect(await within(sql<{ n: number }[]>`select count(*)::int as n from copy_refused`.then((r) => r[0]!.n), 3_000)).toBe(0)
+  await sql`drop table copy_refused`
   await sql.end({ timeout: 2 })
 })

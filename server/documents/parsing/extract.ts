@@ -10,6 +10,7 @@ import { toBlocks, type Block } from '../blocks'
 import { imageDetail, summarisePages, unreadableDetail, type PageSummary } from './pages'
 import type { OcrLimits } from '../ocr/engine'
 import type { Attachment, OcrEngine, UnreadableCode } from '../adapters/types'
+import type { StageTimes } from './stage-times'
 
 /** The limits of one document's parse (SVC_PARSE_MAX_*, SVC_OCR_*). */
 export interface DocumentLimits {
@@ -26,10 +27,10 @@ export interface DocumentLimits {
   ocr: OcrLimits
 }
 
-/** What a parse found: blocks (maybe degraded, with content-free notes), or why nothing could be read. */
+/** What a parse found: blocks (maybe degraded, with content-free notes), or why nothing could be read; with the wall time of its stages when it ran in a parser process. */
 export type ParseOutcome =
-  | { kind: 'unreadable'; reason: string; pages?: PageSummary; code?: UnreadableCode }
-  | { kind: 'parsed'; blocks: Block[]; pageCount: number; degraded: boolean; notes: string[]; pages: PageSummary; attachments?: Attachment[] }
+  | { kind: 'unreadable'; reason: string; pages?: PageSummary; code?: UnreadableCode; stages?: StageTimes }
+  | { kind: 'parsed'; blocks: Block[]; pageCount: number; degraded: boolean; notes: string[]; pages: PageSummary; attachments?: Attachment[]; stages?: StageTimes }
 
 /**
  * Keeps the leading segments of an extraction within the block and character limits (before the
