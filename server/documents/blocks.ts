@@ -40,6 +40,32 @@ export function blockId(documentId: string, position: number): string {
 const SURROGATE_PAIR = /[\ud800-\udbff][\udc00-\udfff]/g
 const codePoints = (s: string): number => s.length - (s.match(SURROGATE_PAIR)?.length ?? 0)
 
+const NUL = /\u0000/g
+const noNul = (s: string): string => (s.includes('\u0000') ? s.replace(NUL, '\ufffd') : s)
+
+/**
+ * The extraction with every NUL (U+0000) in a segment's text, cells and sheet name replaced by
+ * U+FFFD, and whether any was: PostgreSQL's text and jsonb cannot hold NUL (a write of it fails, so
+ * the document could never be stored), and one character for one keeps every offset.
+ */
+export function withoutNul(extraction: Extraction): { extraction: Extraction; replaced: boolean } {
+  let replaced = false
+  const pages = extraction.pages.map((page) => {
+    if (!page.segments.some((g) => g.text.includes('\u0000') || g.sheet?.includes('\u0000') || g.cells?.some((c) => c.column.includes('\u0000') || c.value.includes('\u0000')))) return page
+    replaced = true
+    return {
+      ...page,
+      segments: page.segments.map((g) => ({
+        ...g,
+        text: noNul(g.text),
+        ...(g.sheet !== undefined ? { sheet: noNul(g.sheet) } : {}),
+        ...(g.cells ? { cells: g.cells.map((c) => ({ column: noNul(c.column), value: noNul(c.value) })) } : {}),
+      })),
+    }
+  })
+  return replaced ? { extraction: { ...extraction, pages }, replaced } : { extraction, replaced }
+}
+
 /** Cuts an extraction into blocks (see the file comment for ids and offsets). */
 export function toBlocks(documentId: string, extraction: Extraction): Block[] {
   const blocks: Block[] = []

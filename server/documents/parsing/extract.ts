@@ -6,7 +6,7 @@
 import { defaultLogger } from '../../observability/log'
 import { ADAPTERS, UnreadableDocument, type Extraction, type Segment } from '../adapters'
 import type { AdapterName } from '../registry'
-import { toBlocks, type Block } from '../blocks'
+import { toBlocks, withoutNul, type Block } from '../blocks'
 import { imageDetail, summarisePages, unreadableDetail, type PageSummary } from './pages'
 import type { OcrLimits } from '../ocr/engine'
 import type { Attachment, OcrEngine, UnreadableCode } from '../adapters/types'
@@ -64,17 +64,19 @@ export async function extractDocument(documentId: string, type: { adapter: Adapt
   const { adapter, label, charset } = type
   try {
     const read = await ADAPTERS[adapter](bytes, { maxPages: limits.maxPages, ...(limits.maxPagesSource ? { maxPagesSource: limits.maxPagesSource } : {}), maxInflatedBytes: limits.maxInflatedBytes, maxBlocks: limits.maxBlocks, maxAttachments: limits.maxAttachments, maxAttachmentBytes: limits.maxAttachmentBytes, ocr, onPage, ...(charset ? { charset } : {}) })
-    const { extraction, note } = withinBlockLimits(read, limits)
+    const limited = withinBlockLimits(read, limits)
+    const { note } = limited
+    const { extraction, replaced: nulReplaced } = withoutNul(limited.extraction)
     const pages = summarisePages(extraction)
     const unreadable = unreadableDetail(extraction)
     const images = imageDetail(extraction)
-    const notes = [...(images ? [images] : []), ...(unreadable ? [unreadable] : []), ...extraction.notes, ...(note ? [note] : [])]
+    const notes = [...(images ? [images] : []), ...(unreadable ? [unreadable] : []), ...extraction.notes, ...(note ? [note] : []), ...(nulReplaced ? ['NUL characters were replaced (U+FFFD)'] : [])]
     const blocks = toBlocks(documentId, extraction)
     // Content but no text is never `ready`: every page that was not blank was unreadable. A picture
     // without text is kept (`ready_degraded`, its detail saying so): it holds no text to have lost.
     if (blocks.length === 0 && pages.unreadable > 0) return { kind: 'unreadable', reason: notes.join('; '), pages }
     return {
-      kind: 'parsed', blocks, pageCount: extraction.pages.length, degraded: extraction.degraded || pages.unreadable > 0 || pages.image_no_text > 0 || note !== undefined, notes, pages,
+      kind: 'parsed', blocks, pageCount: extraction.pages.length, degraded: extraction.degraded || pages.unreadable > 0 || pages.image_no_text > 0 || note !== undefined || nulReplaced, notes, pages,
       ...(read.attachments?.length ? { attachments: read.attachments } : {}),
     }
   } catch (e) {
