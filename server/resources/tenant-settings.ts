@@ -83,8 +83,8 @@ export function validateSettings(input: Static<typeof TenantSettingsInput>) {
     errors.push({ pointer: '/embed_allowed_origins', message: `must have at most ${EMBED_ORIGINS_MAX} entries after de-duplication, got ${distinct}` })
   }
   // An alias (US/Eastern) is stored as its canonical name (America/New_York).
-  const timeZone = input.time_zone == null ? null : (canonicalTimeZone(input.time_zone) ?? input.time_zone)
-  if (input.time_zone != null && canonicalTimeZone(input.time_zone) === undefined) errors.push({ pointer: '/time_zone', message: ZONE_RULE })
+  const timeZone = input.time_zone == null ? null : (canonicalTimeZone(input.time_zone) ?? null)
+  if (input.time_zone != null && timeZone === null) errors.push({ pointer: '/time_zone', message: ZONE_RULE })
   const vertical = input.vertical ?? null
   if (vertical !== null && !VERTICAL_KEYS.includes(vertical)) errors.push({ pointer: '/vertical', message: verticalRule() })
   const synonyms = input.label_synonyms ?? null
