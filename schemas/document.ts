@@ -3,18 +3,25 @@
  */
 import { t } from 'elysia'
 import { Type } from '@sinclair/typebox'
-import { Timestamp, Uuid, Int, named, pageQuery } from './common'
+import { Timestamp, Uuid, Int, named, pageQuery, STATED_PATTERN } from './common'
 import { InlineNotifications } from './notifications'
 
 /** The document types found from content at ingestion (server/evaluation/document-types.ts). */
 export const DOCUMENT_TYPES = ['bank_statement', 'pay_stub', 'tax_return', 'identity_document', 'rent_roll', 'loss_run', 'application_form', 'insurance_declaration', 'email', 'other'] as const
+
+/**
+ * What a given file name must match (server/documents/filenames.ts checks it, with a message naming the
+ * first offending character): at least one character that is not white space, and none of the path
+ * separators, Unicode Cc, Cf, Zl or Zp. A Unicode pattern: compile it with the `u` flag.
+ */
+export const FILENAME_PATTERN = '^[^/\\\\\\p{Cc}\\p{Cf}\\p{Zl}\\p{Zp}]*[^\\s/\\\\\\p{Cc}\\p{Cf}\\p{Zl}\\p{Zp}][^/\\\\\\p{Cc}\\p{Cf}\\p{Zl}\\p{Zp}]*$'
 
 /** Path parameters naming a document of a case. */
 export const DocumentParams = t.Object({ scenarioId: Uuid, documentId: Uuid })
 
 /** POST /v1/scenarios/{id}/documents body: what will be uploaded. */
 export const DocumentCreate = t.Object({
-  filename: t.String({ minLength: 1, maxLength: 255, description: 'The file name shown to readers and in Content-Disposition; no path separators, control characters (C0, C1), bidirectional controls or other invisible formatting characters (422 at /filename).' }),
+  filename: t.String({ minLength: 1, maxLength: 255, [STATED_PATTERN]: FILENAME_PATTERN, description: 'The file name shown to readers and in Content-Disposition; not blank, no path separators, control characters (C0, C1: Unicode Cc), bidirectional controls or other invisible formatting characters (Cf), line or paragraph separators (Zl, Zp) (422 at /filename). The pattern uses Unicode property escapes (ECMA-262 with the u flag, as JSON Schema 2020-12 validators compile it).' }),
   content_type: t.String({ minLength: 1, maxLength: 255, description: 'A content type of GET /v1/file-types (415 otherwise).' }),
   size_bytes: Int({ minimum: 1, description: 'The exact length of the bytes to be PUT (413 above the upload limit).' }),
   checksum_sha256: t.Optional(t.String({ pattern: '^[0-9a-fA-F]{64}$', description: 'Hex SHA-256 of the bytes; a PUT with other bytes is refused with 422.' })),
