@@ -71,9 +71,21 @@ describe.skipIf(!postgres)(skipTitle('a job whose every attempt kills its proces
         await Bun.sleep(25)
       }
       if (row.dead_at !== null) break
-      await Bun.sleep(300) // the parse is under way in the worker's parser process (or the claim gave the job up)
-      if ((await app.sql`select dead_at from jobs where id = ${job!.id}`)[0]!.dead_at !== null) break
-      parsers.push(...parsersOf(worker.proc.pid))
+      // The parse is under way once the worker has a parser process (or the claim gave the job up).
+      // Waited for, not slept for: on a loaded machine reading the blob and starting the process can
+      // take well over a fixed pause.
+      let own: number[] = []
+      let gaveUp = false
+      const started = Date.now() + 60_000
+      for (;;) {
+        if ((await app.sql`select dead_at from jobs where id = ${job!.id}`)[0]!.dead_at !== null) { gaveUp = true; break }
+        own = parsersOf(worker.proc.pid)
+        if (own.length > 0) break
+        if (Date.now() > started) throw new Error(`the worker started no parser process\n${worker.output()}`)
+        await Bun.sleep(25)
+      }
+      if (gaveUp) break
+      parsers.push(...own)
       await worker.kill('SIGKILL')
       kills++
     }

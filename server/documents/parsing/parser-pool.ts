@@ -25,7 +25,7 @@ import type { Subprocess } from 'bun'
 import type { ParseConfig } from '../../config'
 import type { AdapterName } from '../registry'
 import type { DocumentLimits, ParseOutcome } from './extract'
-import type { OcrSlotMessage, ParseReply, ParseRequest } from './parser-process'
+import type { OcrSlotMessage, ParseReply, ParseRequest, ReadyMessage } from './parser-process'
 import type { OcrStats } from '../ocr/engine'
 import { fairPick } from './fair-queue'
 import { epochMs, type StageTimes } from './stage-times'
@@ -111,6 +111,9 @@ interface Child {
   lane: Lane
   /** Whether it has asked for an OCR slot: its OCR engine is loaded (kept between documents). */
   ocrLoaded: boolean
+  /** When it was started, and whether it has said it is ready (its modules loaded). */
+  spawnedAt: number
+  ready: boolean
   /** The request it is working on: settles it on a reply or an exit. */
   current?: {
     id: number; documentId: string; workspace: string
@@ -130,6 +133,14 @@ class MoveToOcrLane extends Error {}
 const PARSES_PER_CHILD = 200
 const IDLE_EXIT_MS = 30_000
 const WATCH_MS = 20
+
+/**
+ * A process's start-up (Bun starting, the adapters' modules loading) is not the document's parse: a
+ * document's clock runs once its process says it is ready. On a loaded machine a cold start took more
+ * than 10 s and used up a small workbook's whole limit. A start-up longer than this counts anyway, so a
+ * process that never becomes ready still meets the document's bound.
+ */
+const STARTUP_GRACE_MS = 60_000
 
 /** The resident memory of a process, from /proc (Linux); undefined where unreadable. */
 export function residentBytes(pid: number): number | undefined {
@@ -223,12 +234,13 @@ export function createParserPool(
   const spawn = (): Child => {
     const scratch = join(spoolDir(), `tmp-${++spawned}`)
     mkdirSync(scratch, { mode: 0o700 })
-    const child: Child = { busy: false, parses: 0, ocrHeld: new Set(), scratch, lane: 'text', ocrLoaded: false } as Child
+    const child: Child = { busy: false, parses: 0, ocrHeld: new Set(), scratch, lane: 'text', ocrLoaded: false, spawnedAt: performance.now(), ready: false } as Child
     child.proc = Bun.spawn(parserCommand(), {
       env: parserEnv(scratch),
       stdio: ['ignore', 'inherit', 'inherit'],
       serialization: 'advanced',
-      ipc(message: ParseReply | OcrSlotMessage) {
+      ipc(message: ParseReply | OcrSlotMessage | ReadyMessage) {
+        if ('ready' in message) { child.ready = true; return }
         if ('ocr' in message) return ocrSlot(child, message)
         if (child.current?.id !== message.id) return
         if ('progress' in message) child.current.progress?.(message.progress.page, message.progress.pages)
@@ -435,7 +447,8 @@ export function createParserPool(
       const bound = () => config.timeoutMs + (child.current?.ocrPages ?? 0) * config.ocrPageTimeoutMs
       const watch = setInterval(() => {
         const now = performance.now()
-        if (child.ocrHeld.size > 0 || !ocrWaiting.some((w) => w.child === child)) activeMs += now - tick
+        const started = child.ready || now - child.spawnedAt > STARTUP_GRACE_MS
+        if (started && (child.ocrHeld.size > 0 || !ocrWaiting.some((w) => w.child === child))) activeMs += now - tick
         tick = now
         if (!expireSent && activeMs > bound() * 0.8) {
           expireSent = true

@@ -27,7 +27,10 @@ export interface ParseRequest {
 }
 
 /** The answer to one request (with what its OCR did, its stages' times, and a parsed outcome's blocks as JSON text), or a progress note while it runs. */
-export type ParseReply = { id: number; outcome: ParseOutcome; ocrStats?: OcrStats; stages?: StageTimes; sentAt?: number; blocksJson?: string } | { id: number; error: string } | { id: number; progress: { page: number; pages: number } } | { id: number; error: string } | { id: number; progress: { page: number; pages: number } }
+export type ParseReply = { id: number; outcome: ParseOutcome; ocrStats?: OcrStats; stages?: StageTimes; sentAt?: number; blocksJson?: string } | { id: number; error: string } | { id: number; progress: { page: number; pages: number } }
+
+/** Sent once, when the process has loaded its modules and listens: the pool starts a document's clock from it. */
+export type ReadyMessage = { ready: true }
 
 /**
  * A parser process's OCR traffic: it asks for a slot for a page (`acquire`), gets it (`grant`),
@@ -145,6 +148,7 @@ export function serveParseRequests(): void {
     process.send!('outcome' in reply ? { ...reply, sentAt: epochMs() } : reply)
   })
   process.on('disconnect', () => process.exit(0))
+  process.send!({ ready: true } satisfies ReadyMessage)
   // A parent killed with SIGKILL may not close the channel in time: an orphan stops by itself.
   setInterval(() => { if (process.ppid !== parent) process.exit(0) }, 1000).unref()
 }
