@@ -3,6 +3,7 @@ import { postgresClient, type Sql } from '../../server/db/connect'
 import { call, problemOf, startApp, type TestApp } from '../helpers/app'
 import { consumeRate, takeRateToken, type RateClassName } from '../../server/http/rate-limit'
 import { skipTitle, NEEDS_POSTGRES } from '../helpers/skip-reason'
+import { emptyRateBucket } from '../helpers/rate-buckets'
 if (!process.env.DATABASE_URL) console.warn('skipped without PostgreSQL (set DATABASE_URL): concurrent takes through two database clients: the embedded database is one session owned by one process')
 
 setDefaultTimeout(60_000) // file-scoped in Bun 1.4: the preload only reaches the first file
@@ -130,7 +131,7 @@ describe('on a route the spec names (publishing a version: unit of work)', () =>
       token: key, body: { questions: [{ key: 'q1', text: 'Is it?', criticality: 'minor', answer_type: 'boolean' }] },
     })
     expect(version.status).toBe(201)
-    while ((await takeRateToken(app.deps, t.id, 'unit')).allowed) { /* empty the bucket */ }
+    await emptyRateBucket(app, t.id, 'unit')
     const refused = await call(app.url, 'POST', `/v1/question-sets/${set.body.id}/versions/${version.body.id}/publish`, {
       token: key, body: {}, headers: { 'if-match': version.headers.get('etag') ?? '*' },
     })

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test, setDefaultTimeout } from 'bun:test'
 import { join } from 'node:path'
 import { call, problemOf, startApp, type Reply, type TestApp } from '../helpers/app'
-import { takeRateToken } from '../../server/http/rate-limit'
+import { emptyRateBucket } from '../helpers/rate-buckets'
 import { filesUnder, pngSample, putBytes, settled, startUpload, textSample, uploadTarget, type SampleFile } from '../helpers/samples'
 import { deriveKey } from '../../server/secret-key'
 import { uploadUrl } from '../../server/storage/upload-url'
@@ -218,7 +218,7 @@ describe('complete', () => {
     const second = await startUpload(app, k, c, text)
     await putBytes(app, second.body.upload, text.bytes)
     // Spend what is left of the workspace's unit-of-work bucket (burst 120 by default).
-    while ((await takeRateToken(app.deps, t.id, 'unit')).allowed) { /* draining the bucket */ }
+    await emptyRateBucket(app, t.id, 'unit')
     const complete = await call(app.url, 'POST', `/v1/scenarios/${c}/documents/${second.body.id}/complete`, { token: k })
     const p = problemOf(complete)
     expect(p).toMatchObject({ type: 'urn:svc:error:rate_limited', status: 429 })
