@@ -54,7 +54,10 @@ describe.skipIf(!postgres)(skipTitle('a job whose every attempt kills its proces
       { notifications: [{ channel: 'email', email: { address: 'uw@example.test' } }] })
     const [job] = await app.sql`select id from jobs where kind = 'document_ingestion' and payload->>'documentId' = ${doc.id}`
     const dataDir = app.config.dataDir // the document's bytes are there (local blob store); mail lands there too
-    const env = workerEnv(app, { SVC_DATA_DIR: dataDir, SVC_JOB_LEASE_MS: '1000', SVC_JOB_POLL_MS: '50', SVC_PARSE_MAX_PAGES: '100000', SVC_PARSE_TIMEOUT_MS: '600000' })
+    // A lease of 3 s (heartbeat every second): with 1 s, a worker starved by a second full suite
+    // missed its heartbeats, its own lease lapsed and the job was claimed again inside one worker's
+    // life, so five attempts took four kills.
+    const env = workerEnv(app, { SVC_DATA_DIR: dataDir, SVC_JOB_LEASE_MS: '3000', SVC_JOB_POLL_MS: '50', SVC_PARSE_MAX_PAGES: '100000', SVC_PARSE_TIMEOUT_MS: '600000' })
 
     let kills = 0
     const parsers: number[] = []
