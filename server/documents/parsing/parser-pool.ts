@@ -129,6 +129,9 @@ interface Waiting { lane: Lane; workspace: string; seq: number; run: (child: Chi
 /** A parse asked to move to the OCR lane while it is full: it is stopped and queued there (nothing was recognised yet). */
 class MoveToOcrLane extends Error {}
 
+/** The file of a request's directory (ParseRequest.attachmentsDir) that a parsed outcome's blocks are written to, as JSON text. */
+export const BLOCKS_FILE = 'blocks.json'
+
 /** A child retires after this many parses, or when it holds more than half the memory limit after one. */
 const PARSES_PER_CHILD = 200
 const IDLE_EXIT_MS = 30_000
@@ -494,14 +497,16 @@ export function createParserPool(
           }
           const released = breach ? retire(child) : release(child)
           if (breach) dispatch()
-          released.then(() => {
-            if ('error' in reply) reject(new ParserCrashed('the parser process failed while reading the document'))
-            else {
-              const t = epochMs()
-              const outcome = reply.blocksJson !== undefined && reply.outcome.kind === 'parsed' ? { ...reply.outcome, blocks: JSON.parse(reply.blocksJson) as Block[] } : reply.outcome
-              resolve(reply.sentAt ? { ...outcome, stages: { ...reply.stages, reply_transfer: receivedAt - reply.sentAt, parser_release: t - receivedAt, blocks_decode: epochMs() - t } } : outcome)
-            }
-          })
+          released.then(async () => {
+            if ('error' in reply) return reject(new ParserCrashed('the parser process failed while reading the document'))
+            const t = epochMs()
+            // The blocks wait in the request's private directory (removed by runOn once this settles);
+            // its path is this process's own, never one the parser process names.
+            const outcome = reply.blocksInFile && reply.outcome.kind === 'parsed'
+              ? { ...reply.outcome, blocks: JSON.parse(await Bun.file(join(attachmentsDir, BLOCKS_FILE)).text()) as Block[] }
+              : reply.outcome
+            resolve(reply.sentAt ? { ...outcome, stages: { ...reply.stages, reply_transfer: receivedAt - reply.sentAt, parser_release: t - receivedAt, blocks_decode: epochMs() - t } } : outcome)
+          }).catch(() => reject(new ParserCrashed('the parser process\'s blocks could not be read')))
         },
       }
       try {
