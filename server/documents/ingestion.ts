@@ -140,12 +140,16 @@ const documentOwner: IngestionOwner<DocumentRow> = {
   setStatus: setDocumentStatus,
   async afterParsed(tx, doc, outcome) {
     // The document's type from its content and the checks that type allows (issue 27).
-    await recordDocumentFindings(tx, doc, outcome.blocks, outcome.typed, DOCUMENT_INGESTION)
+    // The findings' update and the metering go out together (pipelined on the transaction's
+    // connection; neither reads what the other writes): one round trip instead of two.
+    await Promise.all([
+      recordDocumentFindings(tx, doc, outcome.blocks, outcome.typed, DOCUMENT_INGESTION),
+      recordUsageEvents(tx, doc.tenant_id, (['text_layer', 'ocr'] as const).map((source) => ({
+        meter: source === 'ocr' ? 'pages_ocr' as const : 'pages_text_layer' as const,
+        quantity: outcome.pages[source], sourceKind: DOCUMENT_INGESTION, sourceId: doc.id, sourceRef: `generation:${doc.ingestion_generation}`,
+      }))),
+    ])
     outcome.clock?.mark('findings')
-    await recordUsageEvents(tx, doc.tenant_id, (['text_layer', 'ocr'] as const).map((source) => ({
-      meter: source === 'ocr' ? 'pages_ocr' as const : 'pages_text_layer' as const,
-      quantity: outcome.pages[source], sourceKind: DOCUMENT_INGESTION, sourceId: doc.id, sourceRef: `generation:${doc.ingestion_generation}`,
-    })))
     const children = await insertChildDocuments(tx, doc, outcome.children ?? [])
     if (children.length) await enqueueMany(tx, DocumentIngestionJob, children.map((c) => ({ tenantId: c.tenant_id, payload: { documentId: c.id, generation: c.ingestion_generation } })))
   },
