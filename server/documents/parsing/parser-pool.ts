@@ -17,7 +17,7 @@
  * random (ENOENT). A child that leaves anything in its scratch after a parse is retired instead.
  */
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
-import { rm, writeFile } from 'node:fs/promises'
+import { copyFile, link, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -85,7 +85,7 @@ export class ParseCanceled extends Error {}
 /** Parses documents in isolated, bounded processes. */
 export interface DocumentParser {
   /** Parses one document; a limit breach is an `unreadable` outcome naming it; a crash throws ParserCrashed. */
-  parse(documentId: string, type: { adapter: AdapterName; label: string }, bytes: Uint8Array, control?: ParseControl): Promise<ParseOutcome>
+  parse(documentId: string, type: { adapter: AdapterName; label: string }, bytes: DocumentBytes, control?: ParseControl): Promise<ParseOutcome>
   /** Parser processes alive, busy (of them in the OCR lane), documents waiting (of them for the OCR lane); OCR slots in use and pages waiting for one. */
   stats(): { processes: number; busy: number; busyOcr: number; queued: number; queuedOcr: number; ocrInUse: number; ocrWaiting: number }
   /** The last parses, newest last. */
@@ -95,6 +95,9 @@ export interface DocumentParser {
   /** Kills every parser process and refuses what waits. */
   close(): Promise<void>
 }
+
+/** A document's bytes: in memory, or a file of this machine that holds them (a local blob, never changed in place). */
+export type DocumentBytes = Uint8Array | { path: string }
 
 interface Child {
   proc: Subprocess
@@ -400,14 +403,19 @@ export function createParserPool(
     }
   }
 
-  const runOn = async (child: Child, documentId: string, type: ParseRequest['type'], bytes: Uint8Array, control: ParseControl, queuedAt: number): Promise<ParseOutcome> => {
+  const runOn = async (child: Child, documentId: string, type: ParseRequest['type'], bytes: DocumentBytes, control: ParseControl, queuedAt: number): Promise<ParseOutcome> => {
     const id = nextId++
     const bytesPath = join(spoolDir(), `${id}.bin`)
     const attachmentsDir = join(spoolDir(), `${id}-attachments`)
     try {
       const stages: StageTimes = { parser_wait: epochMs() - queuedAt }
       let t = epochMs()
-      await writeFile(bytesPath, bytes, { mode: 0o600 })
+      if (bytes instanceof Uint8Array) await writeFile(bytesPath, bytes, { mode: 0o600 })
+      else {
+        // A file's bytes: a hard link where the spool shares its file system (no copy at all; a
+        // blob is replaced by rename, never written in place), else a copy made by the kernel.
+        try { await link(bytes.path, bytesPath) } catch { await copyFile(bytes.path, bytesPath) }
+      }
       mkdirSync(attachmentsDir, { mode: 0o700 })
       stages.spool_write = epochMs() - t
       const outcome = await parseOn(child, id, documentId, type, bytesPath, attachmentsDir, control)
