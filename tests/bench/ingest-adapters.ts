@@ -26,6 +26,9 @@ export interface Beside { label: string; units: number; unit: string; library: (
 /** An image read by OCR through the service: end to end it is compared with the adapter and a real OCR engine in this process. */
 export interface OcrFile { label: string; file: BenchFile; units: number; unit: string }
 
+/** BENCH_E2E_ONLY=1: build the files and adapter runs only (no library comparisons, no PDF variants). */
+const E2E_ONLY = process.env.BENCH_E2E_ONLY === '1'
+
 /** The parse limits the adapters run with here (the service's defaults, generous). */
 export const LIMITS = { maxPages: 2000, maxInflatedBytes: 128 * 1_048_576, maxBlocks: 1_000_000 }
 /** Runs an adapter on bytes and cuts its blocks, as the parser process does; resolves with the block count. */
@@ -55,7 +58,7 @@ export async function measureAdapters(PAGES: number): Promise<{ pdf: Uint8Array;
 
   // ---- 1a. beside it: pdf.js text in drawing order (the adapter before geometry-aware assembly,
   // forms and CMaps: text items joined as drawn), and poppler's pdftotext -layout when installed ----
-  {
+  if (!E2E_ONLY) {
     const { getDocumentProxy } = await import('unpdf')
     const { pageBlocks } = await import('../../server/documents/adapters/pdf')
     const plain = async () => {
@@ -102,7 +105,7 @@ export async function measureAdapters(PAGES: number): Promise<{ pdf: Uint8Array;
   }
 
   // ---- 1a'. a 50-page tabular PDF (a loss run: 40 rows of 5 columns a page, no rules) ----
-  {
+  if (!E2E_ONLY) {
     const { PDFDocument, StandardFonts } = await import('pdf-lib')
     const doc = await PDFDocument.create()
     const font = await doc.embedFont(StandardFonts.Helvetica)
@@ -132,6 +135,8 @@ export async function measureAdapters(PAGES: number): Promise<{ pdf: Uint8Array;
   const ocrFiles: OcrFile[] = []
   /** Times `library` (the parsing library alone) and `adapter` (the whole adapter: bounds, the library, segments, blocks), interleaved. */
   async function besideLibrary(label: string, units: number, unit: string, library: () => unknown, adapter: () => Promise<unknown>, file?: Beside['file'], rounds = 5) {
+    // BENCH_E2E_ONLY: the files and adapter runs for the end-to-end part, without the library comparison.
+    if (E2E_ONLY) { besides.push({ label, units, unit, library, run: adapter, file, lib: { wall: 0, cpu: 0 }, adapter: { wall: 0, cpu: 0 } }); return }
     await library()
     await adapter()
     const t = { lib: { wall: [] as number[], cpu: [] as number[] }, adapter: { wall: [] as number[], cpu: [] as number[] } }
@@ -164,7 +169,7 @@ export async function measureAdapters(PAGES: number): Promise<{ pdf: Uint8Array;
       await besideLibrary(`spreadsheet adapter, ${ROWS}-row ${ext} (${(bytes.byteLength / 1024).toFixed(0)} KiB)`, ROWS, 'rows',
         () => XLSX.read(Buffer.from(bytes), { type: 'buffer', dense: true, cellNF: true, cellText: false }),
         () => adapterBlocks('spreadsheet', bytes), { filename: `rent-roll.${ext}`, contentType, bytes })
-      if (ext === 'xlsx') {
+      if (ext === 'xlsx' && !E2E_ONLY) {
         // The type and checks mined at ingestion over a large table (its facts: every column's first, last, sum, ...).
         const { findDocumentFindings } = await import('../../server/evaluation/document-findings')
         const blocks = toBlocks(crypto.randomUUID(), await ADAPTERS.spreadsheet(bytes, LIMITS))
@@ -276,7 +281,7 @@ export async function measureAdapters(PAGES: number): Promise<{ pdf: Uint8Array;
   }
 
   // ---- 1d. the document type and checks mined at ingestion, against the PDF adapter alone ----
-  {
+  if (!E2E_ONLY) {
     const { findDocumentFindings } = await import('../../server/evaluation/document-findings')
     const blocks = toBlocks(crypto.randomUUID(), await ADAPTERS.pdf(pdf))
     const xs: number[] = []

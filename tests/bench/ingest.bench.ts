@@ -25,7 +25,7 @@
  *   bun tests/bench/ingest.bench.ts                          # embedded database
  *   DATABASE_URL=postgres://... bun tests/bench/ingest.bench.ts   # PostgreSQL (LISTEN/NOTIFY)
  *   BENCH_STREAMS=1000 BENCH_EVENTS=20 BENCH_PAGES=100 (defaults)
- *   BENCH_ADAPTERS_ONLY=1: the adapters alone, no service started
+ *   BENCH_ADAPTERS_ONLY=1: the adapters alone, no service started; BENCH_E2E_ONLY=1: end to end only
  *   BENCH_E2E_ROUNDS=5: warm documents per file end to end; BENCH_E2E_FILTER=regex: only those files
  *   end to end; BENCH_BATCH=20: documents per batch (0: no batches; a ZIP's at most 4, images 2);
  *   BENCH_OCR_E2E=0: no images end to end; BENCH_STREAMS=0: no SSE part (ingest-streams.ts)
