@@ -187,22 +187,25 @@ export function statusAssignments(tx: Tx, status: string, current: { page_count:
  * event of its case. Returns the updated row.
  */
 export async function setDocumentStatus(tx: Tx, doc: DocumentRow, status: DocumentStatus, fields: StatusFields = {}): Promise<DocumentRow> {
-  const [row] = await tx<DocumentRow[]>`
-    update documents set ${statusAssignments(tx, status, doc, fields)}
-    where tenant_id = ${doc.tenant_id} and id = ${doc.id}
-    returning *`
-  await appendCaseEvent(tx, {
+  // One statement (the update, the case's counter and event, the NOTIFY): a document's ingestion
+  // paid two round trips here. The event's error_code is the one the update stores (statusAssignments).
+  const errorCode = fields.errorCode ?? null
+  const event = caseEventParts(tx, {
     tenantId: doc.tenant_id,
     scenarioId: doc.scenario_id,
     type: 'document.status',
-    data: {
-      document_id: doc.id,
-      status,
-      previous_status: doc.status,
-      ...(row!.error_code !== null ? { error_code: row!.error_code } : {}),
-    },
+    data: { document_id: doc.id, status, previous_status: doc.status, ...(errorCode !== null ? { error_code: errorCode } : {}) },
   })
-  return row!
+  const [row] = await tx<(DocumentRow & { event_notified?: unknown })[]>`
+    with updated as (
+      update documents set ${statusAssignments(tx, status, doc, fields)}
+      where tenant_id = ${doc.tenant_id} and id = ${doc.id}
+      returning *)
+    ${event.ctes(tx`exists (select 1 from updated)`)}
+    select updated.*, ${event.finalExpr} as event_notified from updated`
+  event.after()
+  const { event_notified: _, ...updated } = row!
+  return updated as DocumentRow
 }
 
 /** Blocks a statement inserts at most (they travel as one JSON parameter: see replaceBlocks). */

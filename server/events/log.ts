@@ -67,7 +67,7 @@ export async function appendCaseEvent(tx: Tx, input: CaseEventInput): Promise<nu
  * statement's final select, and the in-process hint to give once the statement succeeded. The
  * counter row stays locked until the statement commits, as in appendCaseEvent.
  */
-export function caseEventParts(sql: Sql, input: CaseEventInput) {
+export function caseEventParts(sql: Sql | Tx, input: CaseEventInput) {
   return {
     ctes: (when: postgres.PendingQuery<postgres.Row[]>) => sql`,
       case_event_seq as (

@@ -8,7 +8,7 @@ import type { Tx } from '../db/connect'
 import { outcomeOf, TASK_KINDS, OUTCOME_TABLE, type EventType, type TaskKind, type TaskResult } from './outcomes'
 import { renderEnvelope, taskLinks, type LinkBases } from './envelope'
 import { insertDeliveries, type NewDelivery } from './outbox'
-import { lockTask, type TaskEnd } from './tasks'
+import { lockTaskQuery, type TaskEnd } from './tasks'
 
 export type { TaskKind, TaskResult }
 export { TASK_KINDS, OUTCOME_TABLE }
@@ -52,19 +52,33 @@ export async function finishTask(tx: Tx, input: FinishTaskInput): Promise<string
   const occurredAt = input.occurredAt ?? new Date()
   // Serialises this end with a subscription to the task made at the same moment: the subscription
   // either committed before (and is read below) or reads the outcome stored here (subscribeToTask).
-  await lockTask(tx, input.tenantId, input.taskKind, input.taskId)
-  if (input.result !== 'stalled') {
-    await tx`
+  // The lock, the outcome and the read of the subscriptions go out together (pipelined on the
+  // transaction's one connection): the server runs them in this order, each after the one before,
+  // so the read still sees every subscription that committed before the lock was granted. One
+  // round trip instead of three, which every document's ingestion paid. Outside a transaction
+  // (a pool, whose statements may take different connections) they go one after another.
+  const inTransaction = 'savepoint' in tx
+  const lock = lockTaskQuery(tx, input.tenantId, input.taskKind, input.taskId)
+  const outcome = input.result === 'stalled' ? null : tx`
       insert into task_outcomes (tenant_id, task_kind, task_id, event_type, status, error_code, summary, resource_path, occurred_at)
       values (${input.tenantId}, ${input.taskKind}, ${input.taskId}, ${row.eventType}, ${row.status}, ${row.errorCode}, ${row.summary}, ${input.resourcePath}, ${occurredAt})
       on conflict (tenant_id, task_kind, task_id) do update
       set event_type = excluded.event_type, status = excluded.status, error_code = excluded.error_code, summary = excluded.summary,
           resource_path = excluded.resource_path, occurred_at = excluded.occurred_at, updated_at = now()`
-  }
-  const subscriptions = await tx<{ id: string; channel: 'email' | 'webhook' }[]>`
+  const read = tx<{ id: string; channel: 'email' | 'webhook' }[]>`
     select id, channel from task_notification_subscriptions
     where tenant_id = ${input.tenantId} and task_kind = ${input.taskKind} and task_id = ${input.taskId} and status = 'active'
     order by id`
+  const queries = [lock, ...(outcome ? [outcome] : []), read]
+  if (inTransaction) {
+    // Sent now, in this order; every one is awaited (a failed one fails the transaction; none is left unobserved).
+    for (const q of queries) q.execute()
+    const settled = await Promise.allSettled(queries)
+    for (const s of settled) if (s.status === 'rejected') throw s.reason
+  } else {
+    for (const q of queries) await q
+  }
+  const subscriptions = await read
   const deliveries = subscriptions.map((s) => renderDelivery({
     tenantId: input.tenantId, taskKind: input.taskKind, taskId: input.taskId, subscriptionId: s.id, channel: s.channel,
     eventType: row.eventType, outcome: { status: row.status, summary: row.summary, errorCode: row.errorCode }, resourcePath: input.resourcePath, occurredAt, links: input.links,

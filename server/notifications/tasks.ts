@@ -132,5 +132,10 @@ export async function findTask(tx: Tx, tenantId: string, kind: TaskKind, taskId:
  * COMMITTED transaction reads what was committed before it started).
  */
 export async function lockTask(tx: Tx, tenantId: string, kind: string, taskId: string): Promise<void> {
-  await tx`select pg_advisory_xact_lock(hashtextextended(${`task-notify/${tenantId}/${kind}/${taskId}`}, 0))`
+  await lockTaskQuery(tx, tenantId, kind, taskId)
+}
+
+/** lockTask's statement, not yet sent: for a caller that pipelines it with the statements after it (finishTask). */
+export function lockTaskQuery(tx: Tx, tenantId: string, kind: string, taskId: string) {
+  return tx`select pg_advisory_xact_lock(hashtextextended(${`task-notify/${tenantId}/${kind}/${taskId}`}, 0))`
 }

@@ -43,6 +43,12 @@ export interface BlobStore {
   get(key: string, range?: ByteRange): Promise<ReadableStream<Uint8Array> | null>
   /** The size of a key, or null when it holds nothing. */
   head(key: string): Promise<{ size: number } | null>
+  /**
+   * The file that holds a key's bytes on this machine, or null when the key holds nothing (only
+   * the local driver has one): a parse links it into its parser process's spool instead of reading
+   * the bytes into the service and writing them out again.
+   */
+  localPath?(key: string): Promise<string | null>
   /** Removes a key; removing an absent key is not an error. */
   delete(key: string): Promise<void>
   /** A URL the client PUTs the bytes of one document to, without an Authorization header. */

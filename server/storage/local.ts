@@ -53,6 +53,10 @@ export function localBlobStore(opts: LocalBlobOptions): BlobStore {
       const file = Bun.file(path)
       return (range ? file.slice(range.start, range.end + 1) : file).stream()
     },
+    async localPath(key: string) {
+      const path = pathOf(key)
+      return (await exists(path)) ? path : null
+    },
     async head(key: string) {
       const s = await exists(pathOf(key))
       return s ? { size: s.size } : null

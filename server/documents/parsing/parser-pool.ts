@@ -17,7 +17,7 @@
  * random (ENOENT). A child that leaves anything in its scratch after a parse is retired instead.
  */
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
-import { rm, writeFile } from 'node:fs/promises'
+import { copyFile, link, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -85,7 +85,7 @@ export class ParseCanceled extends Error {}
 /** Parses documents in isolated, bounded processes. */
 export interface DocumentParser {
   /** Parses one document; a limit breach is an `unreadable` outcome naming it; a crash throws ParserCrashed. */
-  parse(documentId: string, type: { adapter: AdapterName; label: string }, bytes: Uint8Array, control?: ParseControl): Promise<ParseOutcome>
+  parse(documentId: string, type: { adapter: AdapterName; label: string }, bytes: DocumentBytes, control?: ParseControl): Promise<ParseOutcome>
   /** Parser processes alive, busy (of them in the OCR lane), documents waiting (of them for the OCR lane); OCR slots in use and pages waiting for one. */
   stats(): { processes: number; busy: number; busyOcr: number; queued: number; queuedOcr: number; ocrInUse: number; ocrWaiting: number }
   /** The last parses, newest last. */
@@ -95,6 +95,9 @@ export interface DocumentParser {
   /** Kills every parser process and refuses what waits. */
   close(): Promise<void>
 }
+
+/** A document's bytes: in memory, or a file of this machine that holds them (a local blob, never changed in place). */
+export type DocumentBytes = Uint8Array | { path: string }
 
 interface Child {
   proc: Subprocess
@@ -128,6 +131,9 @@ interface Waiting { lane: Lane; workspace: string; seq: number; run: (child: Chi
 
 /** A parse asked to move to the OCR lane while it is full: it is stopped and queued there (nothing was recognised yet). */
 class MoveToOcrLane extends Error {}
+
+/** The file of a request's directory (ParseRequest.attachmentsDir) that a parsed outcome's blocks are written to, as JSON text. */
+export const BLOCKS_FILE = 'blocks.json'
 
 /** A child retires after this many parses, or when it holds more than half the memory limit after one. */
 const PARSES_PER_CHILD = 200
@@ -397,14 +403,19 @@ export function createParserPool(
     }
   }
 
-  const runOn = async (child: Child, documentId: string, type: ParseRequest['type'], bytes: Uint8Array, control: ParseControl, queuedAt: number): Promise<ParseOutcome> => {
+  const runOn = async (child: Child, documentId: string, type: ParseRequest['type'], bytes: DocumentBytes, control: ParseControl, queuedAt: number): Promise<ParseOutcome> => {
     const id = nextId++
     const bytesPath = join(spoolDir(), `${id}.bin`)
     const attachmentsDir = join(spoolDir(), `${id}-attachments`)
     try {
       const stages: StageTimes = { parser_wait: epochMs() - queuedAt }
       let t = epochMs()
-      await writeFile(bytesPath, bytes, { mode: 0o600 })
+      if (bytes instanceof Uint8Array) await writeFile(bytesPath, bytes, { mode: 0o600 })
+      else {
+        // A file's bytes: a hard link where the spool shares its file system (no copy at all; a
+        // blob is replaced by rename, never written in place), else a copy made by the kernel.
+        try { await link(bytes.path, bytesPath) } catch { await copyFile(bytes.path, bytesPath) }
+      }
       mkdirSync(attachmentsDir, { mode: 0o700 })
       stages.spool_write = epochMs() - t
       const outcome = await parseOn(child, id, documentId, type, bytesPath, attachmentsDir, control)
@@ -494,14 +505,16 @@ export function createParserPool(
           }
           const released = breach ? retire(child) : release(child)
           if (breach) dispatch()
-          released.then(() => {
-            if ('error' in reply) reject(new ParserCrashed('the parser process failed while reading the document'))
-            else {
-              const t = epochMs()
-              const outcome = reply.blocksJson !== undefined && reply.outcome.kind === 'parsed' ? { ...reply.outcome, blocks: JSON.parse(reply.blocksJson) as Block[] } : reply.outcome
-              resolve(reply.sentAt ? { ...outcome, stages: { ...reply.stages, reply_transfer: receivedAt - reply.sentAt, parser_release: t - receivedAt, blocks_decode: epochMs() - t } } : outcome)
-            }
-          })
+          released.then(async () => {
+            if ('error' in reply) return reject(new ParserCrashed('the parser process failed while reading the document'))
+            const t = epochMs()
+            // The blocks wait in the request's private directory (removed by runOn once this settles);
+            // its path is this process's own, never one the parser process names.
+            const outcome = reply.blocksInFile && reply.outcome.kind === 'parsed'
+              ? { ...reply.outcome, blocks: JSON.parse(await Bun.file(join(attachmentsDir, BLOCKS_FILE)).text()) as Block[] }
+              : reply.outcome
+            resolve(reply.sentAt ? { ...outcome, stages: { ...reply.stages, reply_transfer: receivedAt - reply.sentAt, parser_release: t - receivedAt, blocks_decode: epochMs() - t } } : outcome)
+          }).catch(() => reject(new ParserCrashed('the parser process\'s blocks could not be read')))
         },
       }
       try {

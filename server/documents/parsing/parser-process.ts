@@ -10,6 +10,7 @@ import type { OcrEngine, RenderablePdf } from '../adapters/types'
 import type { AdapterName } from '../registry'
 import { prepareCanvasBinding } from '../native-canvas'
 import { epochMs, type StageTimes } from './stage-times'
+import { BLOCKS_FILE } from './parser-pool'
 
 /**
  * A request from the pool: one document and how to read it. Its bytes wait in a private file (a
@@ -26,8 +27,8 @@ export interface ParseRequest {
   limits: DocumentLimits
 }
 
-/** The answer to one request (with what its OCR did, its stages' times, and a parsed outcome's blocks as JSON text), or a progress note while it runs. */
-export type ParseReply = { id: number; outcome: ParseOutcome; ocrStats?: OcrStats; stages?: StageTimes; sentAt?: number; blocksJson?: string } | { id: number; error: string } | { id: number; progress: { page: number; pages: number } }
+/** The answer to one request (with what its OCR did, its stages' times, and whether a parsed outcome's blocks wait in BLOCKS_FILE), or a progress note while it runs. */
+export type ParseReply = { id: number; outcome: ParseOutcome; ocrStats?: OcrStats; stages?: StageTimes; sentAt?: number; blocksInFile?: true } | { id: number; error: string } | { id: number; progress: { page: number; pages: number } }
 
 /** Sent once, when the process has loaded its modules and listens: the pool starts a document's clock from it. */
 export type ReadyMessage = { ready: true }
@@ -138,12 +139,14 @@ export function serveParseRequests(): void {
       reply = { id: request.id, error: String((e as Error)?.message ?? e).slice(0, 200) }
     }
     await scratchSettled(SCRATCH_SETTLE_MS)
-    // Blocks travel as one JSON string: the channel's structured clone of 10,000 block objects took
-    // 100-140 ms here and 25 ms to rebuild in the service, against 20 ms for the string each way.
+    // Blocks travel as one JSON text in a file of the request's private directory, as the bytes and
+    // attachments do: the channel's structured clone of 10,000 block objects took 100-140 ms, and
+    // even as one string the channel took 120-180 ms for 4,000-10,000 blocks (1-3 MB) on the shared
+    // 2-core machine, against a few milliseconds to write and read the file.
     if ('outcome' in reply && reply.outcome.kind === 'parsed') {
       const t = epochMs()
-      const blocksJson = JSON.stringify(reply.outcome.blocks)
-      reply = { ...reply, outcome: { ...reply.outcome, blocks: [] }, blocksJson, stages: { ...reply.stages, parser_encode: epochMs() - t } }
+      await Bun.write(`${request.attachmentsDir}/${BLOCKS_FILE}`, JSON.stringify(reply.outcome.blocks))
+      reply = { ...reply, outcome: { ...reply.outcome, blocks: [] }, blocksInFile: true, stages: { ...reply.stages, parser_encode: epochMs() - t } }
     }
     process.send!('outcome' in reply ? { ...reply, sentAt: epochMs() } : reply)
   })
