@@ -135,6 +135,13 @@ class MoveToOcrLane extends Error {}
 /** The file of a request's directory (ParseRequest.attachmentsDir) that a parsed outcome's blocks are written to, as JSON text. */
 export const BLOCKS_FILE = 'blocks.json'
 
+/**
+ * The file of a request's directory that its `index`-th attachment is written to. The service reads
+ * the path it builds itself, never one a parser names in its reply: a parser reads hostile files, and
+ * a path taken from it could point at any file the service may read.
+ */
+export const attachmentFile = (attachmentsDir: string, index: number) => join(attachmentsDir, `${index}.bin`)
+
 /** A child retires after this many parses, or when it holds more than half the memory limit after one. */
 const PARSES_PER_CHILD = 200
 const IDLE_EXIT_MS = 30_000
@@ -421,9 +428,9 @@ export function createParserPool(
       const outcome = await parseOn(child, id, documentId, type, bytesPath, attachmentsDir, control)
       t = epochMs()
       if (outcome.kind === 'parsed' && outcome.attachments) {
-        outcome.attachments = await Promise.all(outcome.attachments.map(async (a) => {
-          const { path, ...rest } = a as typeof a & { path: string }
-          return { ...rest, bytes: await Bun.file(path).bytes() }
+        outcome.attachments = await Promise.all(outcome.attachments.map(async (a, i) => {
+          const { path: _named, ...rest } = a as typeof a & { path?: string }
+          return { ...rest, bytes: await Bun.file(attachmentFile(attachmentsDir, i)).bytes() }
         }))
       }
       stages.attachments_read = epochMs() - t

@@ -10,7 +10,7 @@ import type { OcrEngine, RenderablePdf } from '../adapters/types'
 import type { AdapterName } from '../registry'
 import { prepareCanvasBinding } from '../native-canvas'
 import { epochMs, type StageTimes } from './stage-times'
-import { BLOCKS_FILE } from './parser-pool'
+import { attachmentFile, BLOCKS_FILE } from './parser-pool'
 
 /**
  * A request from the pool: one document and how to read it. Its bytes wait in a private file (a
@@ -126,9 +126,8 @@ export function serveParseRequests(): void {
       // Attachments travel as files (a channel message of megabytes would stall the service's event loop).
       if (outcome.kind === 'parsed' && outcome.attachments) {
         outcome.attachments = await Promise.all(outcome.attachments.map(async (a, i) => {
-          const path = `${request.attachmentsDir}/${i}.bin`
-          await Bun.write(path, a.bytes)
-          return { filename: a.filename, contentType: a.contentType, bytes: new Uint8Array(0), path } as typeof a
+          await Bun.write(attachmentFile(request.attachmentsDir, i), a.bytes)
+          return { filename: a.filename, contentType: a.contentType, bytes: new Uint8Array(0) }
         }))
       }
       const used = documentOcr as DocumentOcr | undefined // set by engine() while the document was read
