@@ -196,7 +196,8 @@ describe('observability on the front', () => {
     const ok = await both('GET', `/v1/scenarios/${ids.own}`, bearer(keys.read))
     const missing = await both('GET', `/v1/scenarios/${ids.foreign}`, bearer(keys.read))
     expect(ok.servedByFront && missing.servedByFront).toBe(true)
-    await Bun.sleep(100) // the framework path records after its response is sent
+    // The framework path records after its response is sent: wait for its lines (not a retry: the count is checked once).
+    for (const until = Date.now() + 10_000; lines.length < 4 && Date.now() < until;) await Bun.sleep(10)
     const after = await scrape()
     expect(count(after, 200) - count(before, 200)).toBe(2)
     expect(count(after, 404) - count(before, 404)).toBe(2)
