@@ -38,13 +38,18 @@ import { structureTaskRoutes } from './resources/structure-tasks'
 import { supersessionRoutes } from './resources/supersessions'
 import { billingRoutes } from './resources/billing'
 import { operatorRoutes } from './resources/operator'
+import { readFront } from './resources/read-front'
 
 /** Builds the whole HTTP application over its dependencies. */
 export function createApp(deps: AppDeps) {
   const methods = new RouteMethods()
+  // The hottest read answered from Bun's router ahead of Elysia (SVC_READ_FRONT; read-front.ts):
+  // Elysia merges `serve.routes` over its own, and the front hands every request it does not fully
+  // handle to the app's fetch.
+  const front = readFront(deps)
   // normalize 'typebox': unknown members are dropped, but a value of the wrong type is reported where it is (Elysia's default
   // mirror reads a string as an array of characters and points inside it).
-  const app = new Elysia({ name: 'svc', normalize: 'typebox' })
+  const app = new Elysia({ name: 'svc', normalize: 'typebox', ...(front ? { serve: { routes: front.routes } } : {}) })
     .use(requestId)
     .use(observeHttp({ log: deps.log, metrics: deps.metrics, accessLog: deps.config.accessLog }))
     .use(problemErrors(methods))
@@ -79,6 +84,7 @@ export function createApp(deps: AppDeps) {
     .use(operatorRoutes(deps))
   const served = serveOpenApiDocument(app, deps.config.baseUrl)
   methods.load(served.routes)
+  front?.fallBackTo((request) => served.fetch(request))
   return served
 }
 

@@ -98,6 +98,8 @@ export interface Config {
   logLevel: 'debug' | 'info' | 'warn' | 'error'
   /** One access line per request (SVC_ACCESS_LOG, default on). */
   accessLog: boolean
+  /** The read front: API-key reads of one case answered ahead of the framework (SVC_READ_FRONT, default on; server/resources/read-front.ts). */
+  readFront: boolean
   /** The metrics listener's port (SVC_METRICS_PORT; unset: no listener, 0: any free port) and interface (SVC_METRICS_HOST, default HOST). */
   metricsPort: number | undefined
   metricsHost: string
@@ -358,6 +360,7 @@ export function loadConfig(env: Env = process.env): Config {
     },
     logLevel: oneOf(env, 'SVC_LOG_LEVEL', ['debug', 'info', 'warn', 'error'] as const, 'info'),
     accessLog: bool(env, 'SVC_ACCESS_LOG', true),
+    readFront: bool(env, 'SVC_READ_FRONT', true),
     metricsPort,
     metricsHost: str(env, 'SVC_METRICS_HOST') ?? host,
     dbPrepare: bool(env, 'SVC_DB_PREPARE', true),

@@ -37,13 +37,13 @@ export function fieldErrors(all: TypeBoxError[]): FieldError[] {
   return out
 }
 
-function toProblem(code: string | number, error: unknown, path: string, methods: RouteMethods): ProblemError | undefined {
+function toProblem(code: string | number, error: unknown, path: string, methods: RouteMethods | undefined): ProblemError | undefined {
   if (error instanceof ProblemError) return error
   // Elysia wraps anything thrown while parsing a body; the body parser's own problems keep their type.
   if ((error as { cause?: unknown })?.cause instanceof ProblemError) return (error as { cause: ProblemError }).cause
   switch (code) {
     case 'NOT_FOUND': {
-      const allowed = methods.allowed(path)
+      const allowed = methods?.allowed(path) ?? []
       if (allowed.length > 0) {
         return new ProblemError('method_not_allowed', `This path answers ${allowed.join(', ')} only.`, { headers: { allow: allowed.join(', ') } })
       }
@@ -68,12 +68,13 @@ function toProblem(code: string | number, error: unknown, path: string, methods:
 }
 
 /**
- * Plugin: the single error path. `methods` is the app's route table (loaded once the app is built),
- * which turns an unknown method on a known path into 405 with `Allow`.
+ * The problem+json response of any error a request ends in: the one error path, shared by the
+ * Elysia hook below and the read front (server/resources/read-front.ts). `code` is Elysia's error
+ * code when the framework raised it (undefined elsewhere); a dependency outage is 503 with a
+ * warning line, anything unknown a 500 whose cause goes to the log with the request id.
  */
-export const problemErrors = (methods: RouteMethods) => new Elysia({ name: 'problem-errors' }).onError({ as: 'global' }, ({ code, error, request, path }) => {
-  const requestId = requestIdOf(request)
-  let problem = toProblem(code, error, path, methods) ?? dependencyProblem(error)
+export function errorResponse(code: string | number | undefined, error: unknown, path: string, requestId: string, methods?: RouteMethods): Response {
+  let problem = toProblem(code ?? '', error, path, methods) ?? dependencyProblem(error)
   if (problem?.code === 'unavailable' && !(error instanceof ProblemError)) {
     defaultLogger().warn('dependency unavailable', { request_id: requestId, path, error: (error as Error)?.message ?? String(error) })
   }
@@ -81,7 +82,15 @@ export const problemErrors = (methods: RouteMethods) => new Elysia({ name: 'prob
     defaultLogger().error((error as Error)?.message ?? String(error), { request_id: requestId, path, stack: (error as Error)?.stack })
     problem = new ProblemError('internal', 'An unexpected error occurred; quote the request_id when reporting it.')
   }
-  const response = problemResponse(problem, path, requestId)
+  return problemResponse(problem, path, requestId)
+}
+
+/**
+ * Plugin: the single error path. `methods` is the app's route table (loaded once the app is built),
+ * which turns an unknown method on a known path into 405 with `Allow`.
+ */
+export const problemErrors = (methods: RouteMethods) => new Elysia({ name: 'problem-errors' }).onError({ as: 'global' }, ({ code, error, request, path }) => {
+  const response = errorResponse(code, error, path, requestIdOf(request), methods)
   contextOfRequest(request).response = response // the access line's status and bytes
   return response
 })

@@ -4,7 +4,7 @@
  */
 import { Elysia } from 'elysia'
 import type { AppDeps } from '../deps'
-import { accessControl, ANY_ROLE, CASE_WRITERS, tenantOf } from '../auth/access'
+import { accessControl, ANY_ROLE, CASE_WRITERS, tenantOf, type AccessRule } from '../auth/access'
 import { problems } from '../http/problem'
 import { readQuery, withQuery } from '../http/query'
 import { idempotencyKeyOf, runIdempotentStatement, replyWith } from '../http/idempotency'
@@ -15,6 +15,9 @@ import { verticalRule } from './tenant-settings'
 import { BODY_PROBLEMS, LIST_PROBLEMS, PATH_PROBLEMS, responses } from '../http/docs'
 import { cursorScope } from '../http/pagination'
 import { findScenario, listScenarios, renderScenario, scenarioCreate } from '../scenarios/store'
+
+/** Who may read one case; the read front (read-front.ts) applies the same rule to the API keys it serves. */
+export const SCENARIO_READ_RULE: AccessRule = { roles: ANY_ROLE, scopes: ['scenarios:read', 'scenarios:write'], embed: true, breakGlass: true }
 
 /** Scenario routes. */
 export function scenarioRoutes(deps: AppDeps) {
@@ -53,7 +56,7 @@ export function scenarioRoutes(deps: AppDeps) {
       if (!row) throw problems.notFound('scenario')
       return renderScenario(row)
     }, {
-      access: { roles: ANY_ROLE, scopes: ['scenarios:read', 'scenarios:write'], embed: true, breakGlass: true },
+      access: SCENARIO_READ_RULE,
       params: ScenarioParams,
       detail: { summary: 'Read a case', tags: ['Scenarios'], responses: responses({ 200: Scenario }, PATH_PROBLEMS) },
     })
