@@ -29,6 +29,7 @@ import type { OcrSlotMessage, ParseReply, ParseRequest, ReadyMessage } from './p
 import type { OcrStats } from '../ocr/engine'
 import { fairPick } from './fair-queue'
 import { epochMs, type StageTimes } from './stage-times'
+import { attachmentFile, blocksFile } from './request-files'
 import type { Block } from '../blocks'
 
 /** A parser process ended without answering for a reason that was not a limit (a crash): retry. */
@@ -131,16 +132,6 @@ interface Waiting { lane: Lane; workspace: string; seq: number; run: (child: Chi
 
 /** A parse asked to move to the OCR lane while it is full: it is stopped and queued there (nothing was recognised yet). */
 class MoveToOcrLane extends Error {}
-
-/** The file of a request's directory (ParseRequest.attachmentsDir) that a parsed outcome's blocks are written to, as JSON text. */
-export const BLOCKS_FILE = 'blocks.json'
-
-/**
- * The file of a request's directory that its `index`-th attachment is written to. The service reads
- * the path it builds itself, never one a parser names in its reply: a parser reads hostile files, and
- * a path taken from it could point at any file the service may read.
- */
-export const attachmentFile = (attachmentsDir: string, index: number) => join(attachmentsDir, `${index}.bin`)
 
 /** A child retires after this many parses, or when it holds more than half the memory limit after one. */
 const PARSES_PER_CHILD = 200
@@ -518,7 +509,7 @@ export function createParserPool(
             // The blocks wait in the request's private directory (removed by runOn once this settles);
             // its path is this process's own, never one the parser process names.
             const outcome = reply.blocksInFile && reply.outcome.kind === 'parsed'
-              ? { ...reply.outcome, blocks: JSON.parse(await Bun.file(join(attachmentsDir, BLOCKS_FILE)).text()) as Block[] }
+              ? { ...reply.outcome, blocks: JSON.parse(await Bun.file(blocksFile(attachmentsDir)).text()) as Block[] }
               : reply.outcome
             resolve(reply.sentAt ? { ...outcome, stages: { ...reply.stages, reply_transfer: receivedAt - reply.sentAt, parser_release: t - receivedAt, blocks_decode: epochMs() - t } } : outcome)
           }).catch(() => reject(new ParserCrashed('the parser process\'s blocks could not be read')))

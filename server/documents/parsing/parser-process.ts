@@ -10,7 +10,7 @@ import type { OcrEngine, RenderablePdf } from '../adapters/types'
 import type { AdapterName } from '../registry'
 import { prepareCanvasBinding } from '../native-canvas'
 import { epochMs, type StageTimes } from './stage-times'
-import { attachmentFile, BLOCKS_FILE } from './parser-pool'
+import { attachmentFile, blocksFile } from './request-files'
 
 /**
  * A request from the pool: one document and how to read it. Its bytes wait in a private file (a
@@ -27,7 +27,7 @@ export interface ParseRequest {
   limits: DocumentLimits
 }
 
-/** The answer to one request (with what its OCR did, its stages' times, and whether a parsed outcome's blocks wait in BLOCKS_FILE), or a progress note while it runs. */
+/** The answer to one request (with what its OCR did, its stages' times, and whether a parsed outcome's blocks wait in its blocks file (request-files.ts)), or a progress note while it runs. */
 export type ParseReply = { id: number; outcome: ParseOutcome; ocrStats?: OcrStats; stages?: StageTimes; sentAt?: number; blocksInFile?: true } | { id: number; error: string } | { id: number; progress: { page: number; pages: number } }
 
 /** Sent once, when the process has loaded its modules and listens: the pool starts a document's clock from it. */
@@ -144,7 +144,7 @@ export function serveParseRequests(): void {
     // 2-core machine, against a few milliseconds to write and read the file.
     if ('outcome' in reply && reply.outcome.kind === 'parsed') {
       const t = epochMs()
-      await Bun.write(`${request.attachmentsDir}/${BLOCKS_FILE}`, JSON.stringify(reply.outcome.blocks))
+      await Bun.write(blocksFile(request.attachmentsDir), JSON.stringify(reply.outcome.blocks))
       reply = { ...reply, outcome: { ...reply.outcome, blocks: [] }, blocksInFile: true, stages: { ...reply.stages, parser_encode: epochMs() - t } }
     }
     process.send!('outcome' in reply ? { ...reply, sentAt: epochMs() } : reply)
