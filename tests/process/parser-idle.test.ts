@@ -24,8 +24,10 @@ test('SVC_PARSE_WARM=1: after its idle time the process that parsed is retired a
   // Two at once: two processes.
   await Promise.all([p.parse(crypto.randomUUID(), type, text('one\n')), p.parse(crypto.randomUUID(), type, text('two\n'))])
   const used = new Set(p.recent().map((r) => r.pid))
+  // Two processes parsed. Whether both are still alive here depends on the machine's pace: under
+  // load the first sat idle past the 300 ms idle time while the second was still starting, and was
+  // retired before this line (seen once in CI alone, load average 7-9).
   expect(used.size).toBe(2)
-  expect(p.stats().processes).toBe(2)
   const deadline = Date.now() + 30_000
   while (Date.now() < deadline && [...used].some((pid) => residentBytes(pid) !== undefined)) await Bun.sleep(50)
   // Both that parsed are gone; one fresh process is ready and reads the next document.
