@@ -145,7 +145,7 @@ describe('a page whose time limit is reached keeps its reading', () => {
 })
 
 /** Pages of the long scan: scaled down from the 100 so the suite fits CI's budget on 2 cores (see the report). */
-const LONG_SCAN_PAGES = Number(process.env.TEST_OCR_LONG_SCAN_PAGES ?? 40)
+const LONG_SCAN_PAGES = Number(process.env.TEST_OCR_LONG_SCAN_PAGES ?? 30)
 
 describe('OCR is shared fairly between workspaces', () => {
   let app: TestApp
@@ -192,7 +192,7 @@ describe('OCR is shared fairly between workspaces', () => {
     // The card's wait, counted in the long scan's pages rather than in milliseconds (a time bound
     // fails under load): while the card waited for a slot (at most the page then in it) and was
     // read, each slot read at most about three of the long scan's pages; waiting behind the whole
-    // scan would be all of its remaining pages (over 30).
+    // scan would be all of its remaining pages (over 20).
     const slots = app.deps.config.parse.ocrConcurrency
     const pageMs = (longMs / LONG_SCAN_PAGES) * slots
     const cardParseMs = app.deps.parser.recent().find((r) => r.documentId === one.doc.id)!.ms

@@ -20,6 +20,7 @@ setDefaultTimeout(600_000)
 
 const WORKBOOKS = 500
 const DISTINCT = 20
+const TIMEOUT_EVERY = 125
 const WORKBOOK = { adapter: 'spreadsheet' as const, label: 'XLSX workbook' }
 
 /** A small two-sheet workbook whose cells carry `n`. */
@@ -44,8 +45,9 @@ test('500 small XLSX parses with cancels and timeouts around them: every one rea
   const lanes = 4
   await Promise.all(Array.from({ length: lanes }, async (_, lane) => {
     for (let i = lane; i < WORKBOOKS; i += lanes) {
-      // Around the workbooks: a parse that times out every 80th, one canceled at a random moment every 8th.
-      if (i % 80 === 3) {
+      // Around the workbooks: a parse that times out every 125th (i = 3, 128, 253, 378: one in each
+      // lane, so no lane waits out the limit twice), one canceled at a random moment every 8th.
+      if (i % TIMEOUT_EVERY === 3) {
         const outcome = await p.parse(crypto.randomUUID(), { adapter: 'pdf', label: 'PDF document' }, slow)
         if (outcome.kind === 'unreadable' && /time limit/.test(outcome.reason)) tally.timedOut++
         else wrong.push(`slow PDF: ${JSON.stringify(outcome).slice(0, 200)}`)
@@ -67,7 +69,7 @@ test('500 small XLSX parses with cancels and timeouts around them: every one rea
   }))
   expect(wrong).toEqual([])
   expect(tally.read + tally.canceled).toBe(WORKBOOKS)
-  expect(tally.timedOut).toBe(Math.ceil((WORKBOOKS - 3) / 80))
+  expect(tally.timedOut).toBe(Math.ceil((WORKBOOKS - 3) / TIMEOUT_EVERY))
   expect(tally.canceled).toBeGreaterThan(0)
   expect(tally.read).toBeGreaterThan(WORKBOOKS * 0.8)
   const spools = readdirSync(tmpdir()).filter((d) => d.startsWith(`svc-parse-${process.pid}-`))
