@@ -16,89 +16,24 @@
  * their streams still open), and deleting them under it made the child's next document fail at
  * random (ENOENT). A child that leaves anything in its scratch after a parse is retired instead.
  */
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
+import { mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs'
 import { copyFile, link, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { fileURLToPath } from 'node:url'
 import type { Subprocess } from 'bun'
 import type { ParseConfig } from '../../config'
-import type { AdapterName } from '../registry'
 import type { DocumentLimits, ParseOutcome } from './extract'
 import type { OcrSlotMessage, ParseReply, ParseRequest, ReadyMessage } from './parser-process'
-import type { OcrStats } from '../ocr/engine'
 import { fairPick } from './fair-queue'
+import { createOcrSlots } from './ocr-slots'
 import { epochMs, type StageTimes } from './stage-times'
 import { attachmentFile, blocksFile } from './request-files'
 import type { Block } from '../blocks'
+import { narrowLimits, ParseCanceled, ParserCrashed, type DocumentBytes, type DocumentParser, type Lane, type ParseControl, type ParseRecord } from './parse-control'
+import { parserCommand, parserEnv, residentBytes, sweepStaleSpools } from './parser-launch'
 
-/** A parser process ended without answering for a reason that was not a limit (a crash): retry. */
-export class ParserCrashed extends Error {
-  /** Content-free; may reach a document's error_detail once the job gives up. */
-  readonly publicReason: string
-  constructor(detail: string) {
-    super(`worker crashed: ${detail}`)
-    this.publicReason = `worker crashed: ${detail}`
-  }
-}
-
-/** How one parse ended, kept for operators and tests (the last few only). */
-export interface ParseRecord {
-  documentId: string
-  end: 'done' | 'memory_limit' | 'timeout' | 'canceled' | 'crashed'
-  ms: number
-  peakRssBytes: number
-  pid: number
-  /** The lane it ended in; what its OCR did (recognitions, pages whose time limit was reached). */
-  lane: Lane
-  ocr?: OcrStats
-}
-
-/** Which parser processes a document runs in: text parsing, or OCR (see the module's doc). */
-export type Lane = 'text' | 'ocr'
-
-/** How a caller follows and stops one parse. */
-export interface ParseControl {
-  /** Called with the pages done (`page` of `pages`) of a long document, at most twice a second. */
-  onProgress?: (page: number, pages: number) => void
-  /** Aborting kills the parse (its parser process is replaced); the parse then rejects with ParseCanceled. */
-  signal?: AbortSignal
-  /** Tighter limits for this document (a workspace's evaluation policy): fewer pages, or no OCR. */
-  limits?: { maxPages?: number; ocr?: boolean }
-  /** The workspace the document belongs to: OCR is shared fairly between workspaces. */
-  workspace?: string
-}
-
-/** The deployment's limits narrowed by a document's own (never widened). */
-export function narrowLimits(limits: DocumentLimits, narrower: ParseControl['limits'] = {}): DocumentLimits {
-  return {
-    ...limits,
-    ...(narrower.maxPages !== undefined && narrower.maxPages < limits.maxPages
-      ? { maxPages: narrower.maxPages, maxPagesSource: "the workspace's evaluation policy" }
-      : {}),
-    ocr: narrower.ocr === false ? { ...limits.ocr, disabledReason: "not recognised: OCR is off in this workspace's evaluation policy" } : limits.ocr,
-  }
-}
-
-/** The parse was stopped by its caller (a reingest superseded it, or the service is draining). */
-export class ParseCanceled extends Error {}
-
-/** Parses documents in isolated, bounded processes. */
-export interface DocumentParser {
-  /** Parses one document; a limit breach is an `unreadable` outcome naming it; a crash throws ParserCrashed. */
-  parse(documentId: string, type: { adapter: AdapterName; label: string }, bytes: DocumentBytes, control?: ParseControl): Promise<ParseOutcome>
-  /** Parser processes alive, busy (of them in the OCR lane), documents waiting (of them for the OCR lane); OCR slots in use and pages waiting for one. */
-  stats(): { processes: number; busy: number; busyOcr: number; queued: number; queuedOcr: number; ocrInUse: number; ocrWaiting: number }
-  /** The last parses, newest last. */
-  recent(): readonly ParseRecord[]
-  /** Starts one parser process ahead of the first document when SVC_PARSE_WARM is on (the service asks at start). */
-  warm(): void
-  /** Kills every parser process and refuses what waits. */
-  close(): Promise<void>
-}
-
-/** A document's bytes: in memory, or a file of this machine that holds them (a local blob, never changed in place). */
-export type DocumentBytes = Uint8Array | { path: string }
+export { narrowLimits, ParseCanceled, ParserCrashed, type DocumentBytes, type DocumentParser, type Lane, type ParseControl, type ParseRecord } from './parse-control'
+export { residentBytes } from './parser-launch'
 
 interface Child {
   proc: Subprocess
@@ -145,60 +80,6 @@ const WATCH_MS = 20
  * process that never becomes ready still meets the document's bound.
  */
 const STARTUP_GRACE_MS = 60_000
-
-/** The resident memory of a process, from /proc (Linux); undefined where unreadable. */
-export function residentBytes(pid: number): number | undefined {
-  try {
-    const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))
-    return m ? Number(m[1]) * 1024 : undefined
-  } catch {
-    return undefined
-  }
-}
-
-/**
- * On Linux, util-linux's setpriv asks the kernel to SIGKILL a parser process when the service
- * process dies (PR_SET_PDEATHSIG): a parse busy in a library may not get to notice its parent's
- * death by itself, and an orphan must not keep parsing.
- */
-const setpriv = process.platform === 'linux' ? Bun.which('setpriv') : null
-
-/** The command that starts a parser process: this same binary when compiled, else bun on the module. */
-function parserCommand(): string[] {
-  const own = import.meta.url.includes('$bunfs')
-    ? [process.execPath, '--parse-worker']
-    : [process.execPath, fileURLToPath(new URL('./parser-process.ts', import.meta.url))]
-  return setpriv ? [setpriv, '--pdeathsig', 'KILL', '--', ...own] : own
-}
-
-/**
- * The environment of a parser process: enough to run, no secrets (no database URL, no keys). Its
- * TMPDIR is a private scratch directory (parser libraries spill document content there: exceljs
- * writes sheets to temporary files), removed when the process exits; a process that leaves files
- * there after a parse is retired. Files meant to outlive a parse (the OCR model copy) go to
- * SVC_SHARED_TMPDIR, the service's own temporary directory.
- */
-function parserEnv(scratch: string): Record<string, string> {
-  const env: Record<string, string> = {}
-  for (const name of ['PATH', 'HOME', 'LANG', 'TZ']) if (process.env[name]) env[name] = process.env[name]!
-  env.TMPDIR = scratch
-  env.SVC_SHARED_TMPDIR = tmpdir()
-  return env
-}
-
-/**
- * Removes the spools of service processes that died without cleaning up (SIGKILL, OOM): they may
- * hold document bytes. A spool is named after its process id; one whose process is gone is stale.
- */
-function sweepStaleSpools(): void {
-  for (const name of readdirSync(tmpdir())) {
-    const m = /^svc-parse-(\d+)-/.exec(name)
-    if (!m || Number(m[1]) === process.pid) continue
-    let alive = true
-    try { process.kill(Number(m[1]), 0) } catch (e) { alive = (e as { code?: string }).code === 'EPERM' }
-    if (!alive) rmSync(join(tmpdir(), name), { recursive: true, force: true })
-  }
-}
 
 /** Starts a parser pool of `config.workers` processes at most, created on demand. */
 export function createParserPool(
@@ -255,7 +136,7 @@ export function createParserPool(
         clearTimeout(child.idleTimer)
         // The process is gone: nothing can be working in its scratch any more.
         rmSync(scratch, { recursive: true, force: true })
-        freeOcrSlots(child)
+        slots.free(child)
         child.current?.settle({ exit: signalCode ? `signal ${signalCode}` : `exit code ${exitCode}` })
         dispatch()
       },
@@ -265,29 +146,10 @@ export function createParserPool(
     return child
   }
 
-  // OCR slots: at most config.ocrConcurrency pages are recognised at once across the parser
-  // processes, handed to waiting pages round-robin by workspace, then by document.
-  let ocrInUse = 0
-  let ocrSeq = 0
-  const ocrWaiting: { child: Child; ticket: number; workspace: string; documentId: string; seq: number }[] = []
-  const lastGrant = { workspace: new Map<string, number>(), document: new Map<string, number>() }
-  let grants = 0
-  const grant = (child: Child, ticket: number) => {
-    ocrInUse++
-    child.ocrHeld.add(ticket)
-    if (child.current) {
-      child.current.ocrPages++
-      lastGrant.workspace.set(child.current.workspace, ++grants)
-      lastGrant.document.set(child.current.documentId, grants)
-    }
+  // OCR slots (ocr-slots.ts); a text-lane parse that asks for one moves to the OCR lane first.
+  const slots = createOcrSlots<Child>(config.ocrConcurrency, (child) => children.has(child), (child, ticket) => {
     try { child.proc.send({ ocr: 'grant', ticket } satisfies OcrSlotMessage) } catch { /* it is exiting; onExit frees the slot */ }
-  }
-  const grantWaiting = () => {
-    while (ocrInUse < config.ocrConcurrency && ocrWaiting.length > 0) {
-      const next = fairPick(ocrWaiting, lastGrant.workspace, (w) => lastGrant.document.get(w.documentId) ?? 0)
-      if (children.has(next.child)) grant(next.child, next.ticket)
-    }
-  }
+  })
   const ocrSlot = (child: Child, message: OcrSlotMessage) => {
     if (message.ocr === 'acquire') {
       if (!child.current) return
@@ -299,18 +161,8 @@ export function createParserPool(
         dispatch()
       }
       child.ocrLoaded = true
-      ocrWaiting.push({ child, ticket: message.ticket, workspace: child.current.workspace, documentId: child.current.documentId, seq: ++ocrSeq })
-      grantWaiting()
-    } else if (message.ocr === 'release' && child.ocrHeld.delete(message.ticket)) {
-      ocrInUse--
-      grantWaiting()
-    }
-  }
-  const freeOcrSlots = (child: Child) => {
-    ocrInUse -= child.ocrHeld.size
-    child.ocrHeld.clear()
-    for (let i = ocrWaiting.length - 1; i >= 0; i--) if (ocrWaiting[i]!.child === child) ocrWaiting.splice(i, 1)
-    grantWaiting()
+      slots.acquire(child, message.ticket)
+    } else if (message.ocr === 'release') slots.release(child, message.ticket)
   }
 
   /** Whether a child left files in its scratch (a library still at work, or one that leaks). */
@@ -457,7 +309,7 @@ export function createParserPool(
       const watch = setInterval(() => {
         const now = performance.now()
         const started = child.ready || now - child.spawnedAt > STARTUP_GRACE_MS
-        if (started && (child.ocrHeld.size > 0 || !ocrWaiting.some((w) => w.child === child))) activeMs += now - tick
+        if (started && (child.ocrHeld.size > 0 || !slots.isWaiting(child))) activeMs += now - tick
         tick = now
         if (!expireSent && activeMs > bound() * 0.8) {
           expireSent = true
@@ -554,7 +406,7 @@ export function createParserPool(
     },
     stats: () => ({
       processes: children.size, busy: [...children].filter((c) => c.busy).length, busyOcr: busyIn('ocr'),
-      queued: waiting.length, queuedOcr: waiting.filter((w) => w.lane === 'ocr').length, ocrInUse, ocrWaiting: ocrWaiting.length,
+      queued: waiting.length, queuedOcr: waiting.filter((w) => w.lane === 'ocr').length, ocrInUse: slots.counts().inUse, ocrWaiting: slots.counts().waiting,
     }),
     recent: () => records,
     warm() {
