@@ -120,6 +120,8 @@ describe('PostgreSQL backends terminated, connections refused, the database rena
   function expectAnswers(from: number) {
     const got = answers.slice(from)
     const bad = got.filter((a) => !((a.status >= 200 && a.status < 300) || (a.status === 503 && a.retryAfter !== null && a.type === 'urn:svc:error:unavailable')))
+    // The service's own account of a bad answer (its error lines), printed before the assertion fails.
+    if (bad.length > 0) console.error(svc.output().split('\n').filter((l) => l.includes('"level":"error"')).slice(-10).join('\n'))
     expect(bad.slice(0, 5)).toEqual([])
     expect(got.filter((a) => a.ms > HANG_MS).slice(0, 5)).toEqual([])
     expect(got.filter((a) => a.status >= 200 && a.status < 300).length).toBeGreaterThan(0)
