@@ -23,7 +23,7 @@ import { PACK_QUESTIONS } from '../helpers/underwriting-pack'
 
 setDefaultTimeout(240_000)
 
-const TERMINATE_MS = 25_000
+const TERMINATE_MS = Number(process.env.TEST_TERMINATE_MS ?? 25_000) // longer to hunt a rare fault (TEST_TERMINATE_MS)
 const HANG_MS = 6_000
 const DB = 'svc_fault'
 
