@@ -7,7 +7,7 @@ import { settled, uploadAndComplete, allBlocks } from '../helpers/samples'
 import { hostSite, testCertificate, type HttpsServer } from '../helpers/https-host'
 import { startExampleHost } from '../../frame/example-host/backend'
 import { launchBrowser, type TestBrowser } from '../helpers/browser'
-import { count, cssVar, embedService, errorsAfter, frameTools, newCase, ofType, post, received, textFile, until, waitFor, type Service } from '../helpers/embed-frame'
+import { count, cssVar, embedService, errorsAfter, frameTools, mortgageCase, newCase, ofType, post, received, textFile, until, waitFor, type Service } from '../helpers/embed-frame'
 
 // The preload's default does not reach every file of a multi-file run: set it here too.
 setDefaultTimeout(60_000)
@@ -20,8 +20,7 @@ let otherCaseId: string
 let docId: string
 let otherDocId: string
 let blockId: string
-const { mint, open, readyPage: readyOf } = frameTools(() => ({ host, browser }))
-const readyPage = (s = main, id = caseId) => readyOf(s, id)
+const { mint, open, readyPage } = frameTools(() => ({ host, browser, main, caseId }))
 
 beforeAll(async () => {
   host = await hostSite()
@@ -30,15 +29,9 @@ beforeAll(async () => {
     embedService(host, { SVC_EXAMPLE_HOST: '1' }, (own) => [own]),
     launchBrowser(),
   ])
-  caseId = await newCase(main, 'Mortgage application — Jane Doe')
+  ;({ caseId, docId } = await mortgageCase(main))
   otherCaseId = await newCase(main, 'Another case')
-  const a = await uploadAndComplete(main.app, main.writeKey, caseId, textFile('employment-letter.txt',
-    'Employment letter.\nJane Doe has worked here since 2015.\n\nSalary is 5,000 EUR per month.\n\fPage two: signed by HR.\n'))
-  await uploadAndComplete(main.app, main.writeKey, caseId, textFile('bank-statement.txt', 'Bank statement March.\nBalance 12,400 EUR.\n'))
-  const b = await uploadAndComplete(main.app, main.writeKey, otherCaseId, textFile('other.txt', 'Other case document.\n'))
-  docId = a.doc.id
-  otherDocId = b.doc.id
-  await settled(main.app, main.writeKey, caseId, docId)
+  otherDocId = (await uploadAndComplete(main.app, main.writeKey, otherCaseId, textFile('other.txt', 'Other case document.\n'))).doc.id
   await settled(main.app, main.writeKey, otherCaseId, otherDocId)
   blockId = (await allBlocks(main.app, main.writeKey, caseId, docId)).find((x) => x.page === 2)?.id
   expect(blockId).toBeDefined()

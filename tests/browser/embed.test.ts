@@ -9,7 +9,7 @@ import { settled, uploadAndComplete } from '../helpers/samples'
 import { hostSite, type HttpsServer } from '../helpers/https-host'
 import { caseWith, evaluationEnded, packFiles, publishedSet } from '../helpers/underwriting-pack'
 import { launchBrowser, type TestBrowser } from '../helpers/browser'
-import { embedService, frameTools, newCase, ofType, pausedClock, post, received, textFile, until, waitFor, type Service } from '../helpers/embed-frame'
+import { embedService, frameTools, mortgageCase, newCase, ofType, pausedClock, post, received, textFile, until, waitFor, type Service } from '../helpers/embed-frame'
 import { NO_HANDSHAKE_TEXT, TERMINAL_TEXT, ATTRIBUTION } from '../../frame/src/app'
 
 // The preload's default does not reach every file of a multi-file run: set it here too.
@@ -26,8 +26,7 @@ const SHORT_SESSION_S = 12
 let caseId: string
 let docId: string
 let packCaseId: string
-const { mint, open, readyPage: readyOf } = frameTools(() => ({ host, browser }))
-const readyPage = (s = main, id = caseId) => readyOf(s, id)
+const { mint, open, readyPage } = frameTools(() => ({ host, browser, main, caseId }))
 
 beforeAll(async () => {
   mkdirSync(ARTIFACTS, { recursive: true })
@@ -39,12 +38,7 @@ beforeAll(async () => {
     embedService(host, { SVC_EMBED_SESSION_TTL_S: String(SHORT_SESSION_S), SVC_EMBED_HANDOFF_TTL_S: '2' }),
     launchBrowser(),
   ])
-  caseId = await newCase(main, 'Mortgage application — Jane Doe')
-  const a = await uploadAndComplete(main.app, main.writeKey, caseId, textFile('employment-letter.txt',
-    'Employment letter.\nJane Doe has worked here since 2015.\n\nSalary is 5,000 EUR per month.\n\fPage two: signed by HR.\n'))
-  await uploadAndComplete(main.app, main.writeKey, caseId, textFile('bank-statement.txt', 'Bank statement March.\nBalance 12,400 EUR.\n'))
-  docId = a.doc.id
-  await settled(main.app, main.writeKey, caseId, docId)
+  ;({ caseId, docId } = await mortgageCase(main))
   // An evaluated case (the underwriting pack, the built-in engine) for the evaluation view.
   const qsKey = await main.app.apiKey(main.tenantId, ['scenarios:write', 'question_sets:write'])
   await publishedSet(main.app, qsKey)

@@ -8,7 +8,7 @@
 import { expect } from 'bun:test'
 import type { Frame, Page } from 'playwright-core'
 import { call, startApp, type TestApp } from './app'
-import type { SampleFile } from './samples'
+import { settled, uploadAndComplete, type SampleFile } from './samples'
 import { httpsProxy, type HttpsServer } from './https-host'
 import type { TestBrowser } from './browser'
 
@@ -35,6 +35,19 @@ export async function embedService(host: HttpsServer, env: Record<string, string
 
 /** Creates a case in the service's workspace; returns its id. */
 export const newCase = async (s: Service, name: string) => (await call(s.app.url, 'POST', '/v1/scenarios', { token: s.writeKey, body: { name, external_ref: 'LN-2041' } })).body.id as string
+
+/**
+ * The case the frame tests show: "Mortgage application — Jane Doe" with a two-page employment letter
+ * (read when this resolves) and a one-page bank statement. Returns the case's id and the letter's.
+ */
+export async function mortgageCase(s: Service): Promise<{ caseId: string; docId: string }> {
+  const caseId = await newCase(s, 'Mortgage application — Jane Doe')
+  const letter = await uploadAndComplete(s.app, s.writeKey, caseId, textFile('employment-letter.txt',
+    'Employment letter.\nJane Doe has worked here since 2015.\n\nSalary is 5,000 EUR per month.\n\fPage two: signed by HR.\n'))
+  await uploadAndComplete(s.app, s.writeKey, caseId, textFile('bank-statement.txt', 'Bank statement March.\nBalance 12,400 EUR.\n'))
+  await settled(s.app, s.writeKey, caseId, letter.doc.id)
+  return { caseId, docId: letter.doc.id }
+}
 
 /** Polls `fn` every 25 ms until it returns something truthy. */
 export async function until<T>(what: string, fn: () => Promise<T | undefined | false>, timeoutMs = 10_000): Promise<T> {
@@ -78,8 +91,11 @@ export async function pausedClock(page: Page) {
 /** A CSS custom property's computed value in the frame. */
 export const cssVar = (frame: Frame, name: string) => frame.evaluate((n) => getComputedStyle(document.documentElement).getPropertyValue(n).trim(), name)
 
-/** Tools bound to one test file's host site and browser (read when called, so they may be set in beforeAll). */
-export function frameTools(world: () => { host: HttpsServer; browser: TestBrowser }) {
+/**
+ * Tools bound to one test file's host site, browser and main case (read when called, so they may be
+ * set in beforeAll).
+ */
+export function frameTools(world: () => { host: HttpsServer; browser: TestBrowser; main: Service; caseId: string }) {
   /** Mints a handoff for the case, for the reader of the service's workspace. */
   async function mint(s: Service, scenarioId: string): Promise<string> {
     const r = await call(s.app.url, 'POST', '/v1/embed/handoffs', { token: s.mintKey, body: { scenario_id: scenarioId, host_origin: world().host.origin, subject_email: 'reader@example.test' } })
@@ -96,8 +112,8 @@ export function frameTools(world: () => { host: HttpsServer; browser: TestBrowse
     expect(frame).toBeDefined()
     return { page, frame }
   }
-  /** The frame opened with a fresh handoff for the case, once it has said svc:ready. */
-  async function readyPage(s: Service, id: string) {
+  /** The frame opened with a fresh handoff for the case (the file's main case by default), once it has said svc:ready. */
+  async function readyPage(s = world().main, id = world().caseId) {
     const o = await open(s, await mint(s, id))
     await waitFor(o.page, 'svc:ready')
     return o

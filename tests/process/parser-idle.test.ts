@@ -6,7 +6,9 @@
  */
 import { afterAll, expect, test, setDefaultTimeout } from 'bun:test'
 import { loadConfig } from '../../server/config'
-import { createParserPool, residentBytes, type DocumentParser } from '../../server/documents/parsing/parser-pool'
+import { createParserPool } from '../../server/documents/parsing/parser-pool'
+import type { DocumentParser } from '../../server/documents/parsing/parse-control'
+import { residentBytes } from '../../server/documents/parsing/parser-launch'
 
 setDefaultTimeout(60_000) // file-scoped in Bun 1.4: the preload only reaches the first file
 

@@ -13,7 +13,8 @@ import { tmpdir } from 'node:os'
 import * as XLSX from '@e965/xlsx'
 import { writeBook } from '../helpers/spreadsheets'
 import { loadConfig } from '../../server/config'
-import { createParserPool, ParseCanceled, type DocumentParser } from '../../server/documents/parsing/parser-pool'
+import { createParserPool } from '../../server/documents/parsing/parser-pool'
+import { ParseCanceled, type DocumentParser } from '../../server/documents/parsing/parse-control'
 import { manyPagesPdf } from '../helpers/hostile-files'
 
 setDefaultTimeout(600_000)

@@ -32,9 +32,6 @@ import type { Block } from '../blocks'
 import { narrowLimits, ParseCanceled, ParserCrashed, type DocumentBytes, type DocumentParser, type Lane, type ParseControl, type ParseRecord } from './parse-control'
 import { parserCommand, parserEnv, residentBytes, sweepStaleSpools } from './parser-launch'
 
-export { narrowLimits, ParseCanceled, ParserCrashed, type DocumentBytes, type DocumentParser, type Lane, type ParseControl, type ParseRecord } from './parse-control'
-export { residentBytes } from './parser-launch'
-
 interface Child {
   proc: Subprocess
   busy: boolean
