@@ -10,10 +10,14 @@
  * It found patch part 10 (about 1 in 200,000 statements failed as "prepared statement ... does
  * not exist"). Usage: DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres [W=20] [MINMS=50]
  * [SPANMS=100] [DUR=90000] bun scripts/soak-terminated-client.ts
+ * With POOLED=1 the statements go through a PgBouncer of the soak's own in transaction mode, the
+ * client set up as the service sets it up for one (SVC_DB_PREPARE=false: unnamed statements, nothing
+ * pipelined), and the backends behind it are terminated.
  * It creates and drops the database `svc_client_soak` on that server.
  */
 import { postgresClient } from '../server/db/connect'
 import { isDependencyOutage } from '../server/http/dependency-errors'
+import { startPgBouncer } from '../tests/helpers/pgbouncer'
 
 const base = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
 const DB = 'svc_client_soak'
@@ -21,6 +25,7 @@ const workersWanted = Number(process.env.W ?? 20)
 const minMs = Number(process.env.MINMS ?? 50)
 const spanMs = Number(process.env.SPANMS ?? 100)
 const durationMs = Number(process.env.DUR ?? 90_000)
+const pooled = process.env.POOLED === '1'
 
 const admin = postgresClient(base, { max: 1, onnotice: () => {} })
 await admin.unsafe(`drop database if exists ${DB}`)
@@ -31,12 +36,15 @@ const setup = postgresClient(url.toString(), { max: 1, onnotice: () => {} })
 await setup.unsafe('create table t (id text primary key, n int)')
 await setup.end()
 
-// As server/db/connect.ts opens a direct PostgreSQL (prepared statements, pipelining, deadlines).
-const sql = postgresClient(url.toString(), {
+// As server/db/connect.ts opens PostgreSQL: directly (prepared statements, pipelining) or through a
+// transaction-mode pooler (unnamed statements, no pipelining); deadlines on both.
+const bouncer = pooled ? await startPgBouncer(url.toString(), { poolMode: 'transaction', poolSize: 12 }) : undefined
+const sql = postgresClient(bouncer ? bouncer.url(url.toString()) : url.toString(), {
   onnotice: () => {}, idle_timeout: 30, connect_timeout: 5, backoff: (r: number) => Math.min(0.01 * 2 ** r, 0.1),
-  prepare: true, fetch_types: true, query_timeout: 3, pool_timeout: 3, max: 10,
+  prepare: !pooled, fetch_types: true, query_timeout: 3, pool_timeout: 3, max: 10, ...(pooled ? { max_pipeline: 0 } : {}),
 })
-await sql.listen('soak', () => {}).catch(() => undefined)
+const listenSql = pooled ? postgresClient(url.toString(), { max: 1, onnotice: () => {} }) : sql
+await listenSql.listen('soak', () => {}).catch(() => undefined)
 
 const counts = { right: 0, outage: 0, other: 0 }
 const others: string[] = []
@@ -96,9 +104,11 @@ while (Date.now() < until) {
 }
 running = false
 await Promise.race([Promise.all(workers), Bun.sleep(10_000)])
-console.log(JSON.stringify({ ...counts, backends_terminated: terminated }))
+console.log(JSON.stringify({ ...counts, backends_terminated: terminated, pooled }))
 for (const o of others.slice(0, 10)) console.log(o)
 await sql.end({ timeout: 1 }).catch(() => undefined)
+if (listenSql !== sql) await listenSql.end({ timeout: 1 }).catch(() => undefined)
+await bouncer?.stop()
 await admin.unsafe(`drop database if exists ${DB} with (force)`).catch(() => undefined)
 await admin.end({ timeout: 1 }).catch(() => undefined)
 process.exit(counts.other === 0 ? 0 : 1)
