@@ -230,14 +230,23 @@ export async function replaceBlocks(tx: Tx, tenantId: string, documentId: string
   if (blocks.length === 0) return
   if (copiesFromStdin(tx)) {
     const stream = await tx`copy document_blocks (tenant_id, document_id, position, id, page, kind, text, char_start, char_end, source, confidence, cells, sheet) from stdin`.writable()
-    const done = new Promise<void>((resolve, reject) => { stream.on('finish', resolve); stream.on('error', reject) })
+    // The stream's end: finished (the server took every row), or failed. A stream destroyed under
+    // the write loop (its connection reset or terminated) emits no 'drain': the loop waits on this
+    // too, so it ends with the failure instead of waiting for ever (holding every block), and the
+    // failure is never an unhandled rejection while the loop is still writing.
+    const done = new Promise<void>((resolve, reject) => {
+      stream.on('finish', resolve)
+      stream.on('error', reject)
+      stream.on('close', () => reject(new Error('the blocks COPY stream closed before it finished')))
+    })
+    done.catch(() => {}) // observed below (the race, and the return)
     const lead = `${tenantId}\t${documentId}\t`
     for (let i = 0; i < blocks.length; i += BLOCKS_PER_COPY_CHUNK) {
       let chunk = ''
       for (const b of blocks.slice(i, i + BLOCKS_PER_COPY_CHUNK)) {
         chunk += `${lead}${b.position}\t${b.id}\t${b.page}\t${b.kind}\t${copyText(b.text)}\t${b.charStart}\t${b.charEnd}\t${b.source}\t${b.confidence ?? '\\N'}\t${copyText(b.cells ? JSON.stringify(b.cells) : null)}\t${copyText(b.sheet)}\n`
       }
-      if (!stream.write(chunk)) await new Promise((resolve) => stream.once('drain', resolve))
+      if (!stream.write(chunk)) await Promise.race([new Promise<void>((resolve) => stream.once('drain', resolve)), done])
     }
     stream.end()
     return done
