@@ -32,7 +32,7 @@ export async function start() {
   const workerOnly = process.argv.includes('--worker')
   const logger = createLogger({ level: config.logLevel })
   const log = (level: 'info' | 'warn' | 'error', message: string, extra: Record<string, unknown> = {}) => logger.log(level, message, extra)
-  keepServingOnUnhandledRejection(logger)
+  const unhandledRejections = keepServingOnUnhandledRejection(logger)
   if (config.webhookUnsafeAllowAddresses.length > 0) {
     log('warn', 'SVC_WEBHOOK_UNSAFE_ALLOW_ADDRESSES is set: webhook targets at these addresses bypass the private-address refusal; never use this in production', { addresses: config.webhookUnsafeAllowAddresses })
   }
@@ -52,6 +52,7 @@ export async function start() {
 
   let draining = false
   const deps = wireDeps(config, db, () => draining, { log: logger })
+  deps.metrics.setCollectors({ unhandledRejections })
   const metricsServer = config.metricsPort !== undefined ? serveMetrics(deps.metrics, config.metricsPort, config.metricsHost) : undefined
   if (metricsServer) log('info', 'metrics listening', { url: `http://${config.metricsHost}:${metricsServer.port}/metrics` })
   const server = workerOnly

@@ -20,8 +20,11 @@ export interface Metrics {
   delivery(channel: string, outcome: 'delivered' | 'failed' | 'refused' | 'dead_lettered', attempt: number): void
   ingestionPages(pages: { text_layer: number; ocr: number; blank: number; unreadable: number }, seconds: number): void
   evaluation(engine: string, outcome: string, seconds: number): void
-  /** Sources read at scrape time: the queue (a database query), the pool, the open SSE streams. */
-  setCollectors(c: { queue?: () => Promise<QueueDepth[]>; pool?: () => PoolStats | undefined; sseStreams?: () => number }): void
+  /**
+   * Sources read at scrape time: the queue (a database query), the pool, the open SSE streams, and
+   * the count of rejections nothing handled (last-resort.ts).
+   */
+  setCollectors(c: { queue?: () => Promise<QueueDepth[]>; pool?: () => PoolStats | undefined; sseStreams?: () => number; unhandledRejections?: () => number }): void
 }
 
 /** Runnable jobs of one kind and the age of the oldest. */
@@ -46,6 +49,7 @@ export function createMetrics(enabled = true): Metrics {
   let queue: (() => Promise<QueueDepth[]>) | undefined
   let pool: (() => PoolStats | undefined) | undefined
   let sseStreams: (() => number) | undefined
+  let unhandledRejections: (() => number) | undefined
   let lastQueue: QueueDepth[] = []
   const runnable = new client.Gauge({ name: 'svc_jobs_runnable', help: 'Jobs due and not leased, by kind (read from the database at scrape: the same for every process).', labelNames: ['kind'] as const, registers: r,
     async collect() {
@@ -75,6 +79,10 @@ export function createMetrics(enabled = true): Metrics {
       this.set({ state: 'idle' }, s.idle)
       this.set({ state: 'size' }, s.size)
     } })
+  // A defect's count, not a load figure: a promise rejection nothing handled, logged and survived
+  // (last-resort.ts). Alert on any increase; the error line names the error.
+  new client.Counter({ name: 'svc_unhandled_rejections_total', help: 'Promise rejections nothing handled in this process (logged; the process keeps serving). Any increase is a defect to report.', registers: r,
+    collect() { if (unhandledRejections) { this.reset(); this.inc(unhandledRejections()) } } })
   new client.Gauge({ name: 'svc_db_pool_waiting', help: 'Queries of this process waiting for a pool connection.', registers: r,
     collect() { const s = pool?.(); if (s) this.set(s.waiting) } })
   if (enabled) client.collectDefaultMetrics({ register: registry, eventLoopMonitoringPrecision: 20 })
@@ -111,7 +119,12 @@ export function createMetrics(enabled = true): Metrics {
       evaluations.inc({ engine, outcome })
       evaluationSeconds.observe({ engine, outcome }, seconds)
     },
-    setCollectors(c) { queue = c.queue ?? queue; pool = c.pool ?? pool; sseStreams = c.sseStreams ?? sseStreams },
+    setCollectors(c) {
+      queue = c.queue ?? queue
+      pool = c.pool ?? pool
+      sseStreams = c.sseStreams ?? sseStreams
+      unhandledRejections = c.unhandledRejections ?? unhandledRejections
+    },
   }
 }
 
