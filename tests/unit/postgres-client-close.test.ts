@@ -104,7 +104,7 @@ test('a query handed to a connection between its socket\'s error and its close f
   // in the connection's sent queue into the next session and took the answer of the next query
   // written there: a query got another query's rows (the service answered 500, or worse), and the
   // query whose rows were taken never ended. The terminate storm (database-terminate.test.ts) met it
-  // about once per 200,000 statements as "prepared statement ... does not exist" or a 500.
+  // about once per 260,000 statements as "prepared statement ... does not exist" or a 500.
   const { createServer, connect } = await import('node:net')
   const sockets: { client: import('node:net').Socket; upstream: import('node:net').Socket }[] = []
   const target = new URL(cluster.url)
