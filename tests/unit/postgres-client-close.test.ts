@@ -103,8 +103,9 @@ test('a query handed to a connection between its socket\'s error and its close f
   // same busy connection. Unpatched, the close (hadError) failed nothing more, so that query stayed
   // in the connection's sent queue into the next session and took the answer of the next query
   // written there: a query got another query's rows (the service answered 500, or worse), and the
-  // query whose rows were taken never ended. The terminate storm (database-terminate.test.ts) met it
-  // about once per 260,000 statements as "prepared statement ... does not exist" or a 500.
+  // query whose rows were taken waited for its deadline. Under terminated backends it came about once
+  // per 260,000 statements (scripts/soak-terminated-client.ts), as "prepared statement ... does not
+  // exist": the one 500 the terminate storm (database-terminate.test.ts) met.
   const { createServer, connect } = await import('node:net')
   const sockets: { client: import('node:net').Socket; upstream: import('node:net').Socket }[] = []
   const target = new URL(cluster.url)
