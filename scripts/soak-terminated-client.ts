@@ -2,7 +2,7 @@
  * A soak of the patched PostgreSQL client (patches/postgres@3.4.9.patch) while its backends are
  * terminated: W workers run statements of five shapes (a one-statement insert with pg_notify, an
  * array lookup, a transaction, a plain select, an update that finds nothing) through one pool set up
- * as the service sets it up (server/db/connect.ts), each statement checking that the answer it got
+ * opened by the service's own openDatabase (server/db/connect.ts), each statement checking that the answer it got
  * is its own, while every MINMS..MINMS+SPANMS milliseconds every backend of the soak's database is
  * terminated. Prints one line: answers that were right, outages (errors the service answers 503),
  * and others (a wrong answer, or an error that would be a 500), then up to ten of the others.
@@ -15,7 +15,7 @@
  * pipelined), and the backends behind it are terminated.
  * It creates and drops the database `svc_client_soak` on that server.
  */
-import { postgresClient } from '../server/db/connect'
+import { openDatabase, postgresClient } from '../server/db/connect'
 import { isDependencyOutage } from '../server/http/dependency-errors'
 import { startPgBouncer } from '../tests/helpers/pgbouncer'
 
@@ -36,15 +36,17 @@ const setup = postgresClient(url.toString(), { max: 1, onnotice: () => {} })
 await setup.unsafe('create table t (id text primary key, n int)')
 await setup.end()
 
-// As server/db/connect.ts opens PostgreSQL: directly (prepared statements, pipelining) or through a
-// transaction-mode pooler (unnamed statements, no pipelining); deadlines on both.
+// Opened by the service's own openDatabase: directly (prepared statements, pipelining) or through a
+// transaction-mode pooler (unnamed statements, no pipelining, LISTEN straight to the server);
+// statement deadline and pool wait as the terminate test sets them.
 const bouncer = pooled ? await startPgBouncer(url.toString(), { poolMode: 'transaction', poolSize: 12 }) : undefined
-const sql = postgresClient(bouncer ? bouncer.url(url.toString()) : url.toString(), {
-  onnotice: () => {}, idle_timeout: 30, connect_timeout: 5, backoff: (r: number) => Math.min(0.01 * 2 ** r, 0.1),
-  prepare: !pooled, fetch_types: true, query_timeout: 3, pool_timeout: 3, max: 10, ...(pooled ? { max_pipeline: 0 } : {}),
+const db = await openDatabase({
+  databaseUrl: bouncer ? bouncer.url(url.toString()) : url.toString(),
+  ...(bouncer ? { prepare: false, listenUrl: url.toString() } : {}),
+  dataDir: '', max: 10, statementTimeoutMs: 3_000, poolWaitMs: 3_000,
 })
-const listenSql = pooled ? postgresClient(url.toString(), { max: 1, onnotice: () => {} }) : sql
-await listenSql.listen('soak', () => {}).catch(() => undefined)
+const { sql } = db
+await db.listen('soak', () => {}).catch(() => undefined)
 
 const counts = { right: 0, outage: 0, other: 0 }
 const others: string[] = []
@@ -106,8 +108,7 @@ running = false
 await Promise.race([Promise.all(workers), Bun.sleep(10_000)])
 console.log(JSON.stringify({ ...counts, backends_terminated: terminated, pooled }))
 for (const o of others.slice(0, 10)) console.log(o)
-await sql.end({ timeout: 1 }).catch(() => undefined)
-if (listenSql !== sql) await listenSql.end({ timeout: 1 }).catch(() => undefined)
+await db.close().catch(() => undefined)
 await bouncer?.stop()
 await admin.unsafe(`drop database if exists ${DB} with (force)`).catch(() => undefined)
 await admin.end({ timeout: 1 }).catch(() => undefined)
