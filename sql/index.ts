@@ -25,6 +25,7 @@ import m025 from './025_write_spread.sql' with { type: 'text' }
 import m026 from './026_dev_listeners.sql' with { type: 'text' }
 import m027 from './027_document_type_source.sql' with { type: 'text' }
 import m028 from './028_tenant_row_unlocked.sql' with { type: 'text' }
+import m029 from './029_block_chunks.sql' with { type: 'text' }
 
 /** One migration: its number, its name and its SQL. */
 export interface Migration { version: number; name: string; sql: string }
@@ -54,4 +55,5 @@ export const MIGRATIONS: Migration[] = [
   { version: 26, name: '026_dev_listeners', sql: m026 },
   { version: 27, name: '027_document_type_source', sql: m027 },
   { version: 28, name: '028_tenant_row_unlocked', sql: m028 },
+  { version: 29, name: '029_block_chunks', sql: m029 },
 ]

@@ -33,22 +33,6 @@ export interface Database {
   close(): Promise<void>
 }
 
-/**
- * Clients whose server refuses `COPY ... FROM STDIN` (the embedded PGlite's socket closes on it),
- * known by their `json` helper: porsager's client hands the very same function to its transactions
- * and savepoints, which carry no `options` of their own.
- */
-const NO_COPY_FROM_STDIN = new WeakSet<object>()
-
-/**
- * Whether `COPY ... FROM STDIN` may run on this client or transaction: PostgreSQL, directly or
- * through a pooler, yes; the embedded database, no. Bulk writers (a document's blocks) use it where
- * they can, and one-statement inserts elsewhere.
- */
-export function copiesFromStdin(sql: Tx): boolean {
-  return !NO_COPY_FROM_STDIN.has(sql.json)
-}
-
 /** Options shared by both connection kinds. */
 const clientOptions = {
   onnotice: () => {},
@@ -203,7 +187,6 @@ async function openEmbedded(dataDir: string): Promise<Database> {
   const port = (server as unknown as { server: { address(): { port: number } } }).server.address().port
   writeFileSync(lockPath, JSON.stringify({ pid: process.pid, port } satisfies EmbeddedLock))
   const sql = postgres({ ...clientOptions, host: '127.0.0.1', port, user: 'postgres', database: 'postgres', max: 1 })
-  NO_COPY_FROM_STDIN.add(sql.json)
   return {
     sql,
     listenSql: sql,

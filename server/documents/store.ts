@@ -3,7 +3,7 @@
  * (each appends a `document.status` case event in the same transaction).
  */
 import type postgres from 'postgres'
-import { copiesFromStdin, type Sql, type Tx } from '../db/connect'
+import type { Sql, Tx } from '../db/connect'
 import type { PageWindow } from '../http/pagination'
 import type { OneStatementCreate } from '../http/idempotency'
 import { appendCaseEvent, caseEventParts } from '../events/log'
@@ -208,60 +208,78 @@ export async function setDocumentStatus(tx: Tx, doc: DocumentRow, status: Docume
   return updated as DocumentRow
 }
 
-/** Blocks a statement inserts at most (they travel as one JSON parameter: see replaceBlocks). */
-const BLOCKS_PER_INSERT = 5000
+/** Blocks a chunk holds at most, and the JSON length past which a chunk ends early (long blocks). */
+const BLOCKS_PER_CHUNK = 256
+const CHUNK_CHARS = 256 * 1024
 
-/** Blocks per chunk written to a COPY stream (each chunk one string, so memory stays bounded). */
-const BLOCKS_PER_COPY_CHUNK = 2000
+/** JSON characters one insert statement carries at most (a document's chunks take one or a few). */
+const CHARS_PER_INSERT = 8 * 1024 * 1024
 
-/** A value of COPY's text format: backslash, tab, newline and carriage return escaped; null as \N. */
-const copyText = (v: string | null): string => v === null ? '\\N' : v.replace(/[\\\t\n\r]/g, (c) => (c === '\\' ? '\\\\' : c === '\t' ? '\\t' : c === '\n' ? '\\n' : '\\r'))
+/** One row of `document_block_chunks` as written: consecutive blocks as a JSON array, with their ranges. */
+interface BlockChunk { firstPosition: number; lastPosition: number; minPage: number; maxPage: number; json: string }
+
+/** A block as a chunk stores it: the names of its columns (BlockRow), a null field left out. */
+function storedBlock(b: Block): string {
+  return JSON.stringify({
+    id: b.id, position: b.position, page: b.page, kind: b.kind, text: b.text, char_start: b.charStart, char_end: b.charEnd, source: b.source,
+    ...(b.confidence !== null ? { confidence: b.confidence } : {}), ...(b.cells ? { cells: b.cells } : {}), ...(b.sheet !== null ? { sheet: b.sheet } : {}),
+  })
+}
+
+/** Cuts blocks (in position order) into chunks of at most BLOCKS_PER_CHUNK blocks or about CHUNK_CHARS of JSON. */
+export function chunkBlocks(blocks: readonly Block[]): BlockChunk[] {
+  const chunks: BlockChunk[] = []
+  let parts: string[] = []
+  let chars = 0
+  let first: Block | null = null
+  let minPage = 0
+  let maxPage = 0
+  const close = (last: Block) => {
+    chunks.push({ firstPosition: first!.position, lastPosition: last.position, minPage, maxPage, json: `[${parts.join(',')}]` })
+    parts = []
+    chars = 0
+    first = null
+  }
+  blocks.forEach((b, i) => {
+    if (first === null) { first = b; minPage = b.page; maxPage = b.page }
+    const json = storedBlock(b)
+    parts.push(json)
+    chars += json.length + 1
+    minPage = Math.min(minPage, b.page)
+    maxPage = Math.max(maxPage, b.page)
+    if (parts.length === BLOCKS_PER_CHUNK || chars >= CHUNK_CHARS || i === blocks.length - 1) close(b)
+  })
+  return chunks
+}
 
 /**
- * Replaces a document's blocks (delete, then insert) in the caller's transaction. On PostgreSQL
- * the rows stream in through `COPY ... FROM STDIN` (text format): measured on the shared 2-core
- * machine, 10,000 spreadsheet rows took 0.7 s that way against 1.35 s as one JSON parameter read
- * by `json_to_recordset`. The embedded database does not take COPY from a client, so there each
- * batch is one statement with one parameter, the blocks as a JSON array (a multi-row VALUES list
- * bound 13 parameters a row, and 10,000 blocks took seconds to bind and plan).
+ * Replaces a document's blocks (delete, then insert) in the caller's transaction. The blocks are
+ * stored as chunks of consecutive blocks, each one JSON array (sql/029_block_chunks.sql says why):
+ * 10,000 blocks are 40 rows written by one statement with five array parameters, on PostgreSQL and
+ * on the embedded database alike.
  */
 export async function replaceBlocks(tx: Tx, tenantId: string, documentId: string, blocks: readonly Block[]): Promise<void> {
-  await tx`delete from document_blocks where tenant_id = ${tenantId} and document_id = ${documentId}`
-  if (blocks.length === 0) return
-  if (copiesFromStdin(tx)) {
-    const stream = await tx`copy document_blocks (tenant_id, document_id, position, id, page, kind, text, char_start, char_end, source, confidence, cells, sheet) from stdin`.writable()
-    // The stream's end: finished (the server took every row), or failed. A stream destroyed under
-    // the write loop (its connection reset or terminated) emits no 'drain': the loop waits on this
-    // too, so it ends with the failure instead of waiting for ever (holding every block), and the
-    // failure is never an unhandled rejection while the loop is still writing.
-    const done = new Promise<void>((resolve, reject) => {
-      stream.on('finish', resolve)
-      stream.on('error', reject)
-      stream.on('close', () => reject(new Error('the blocks COPY stream closed before it finished')))
-    })
-    done.catch(() => {}) // observed below (the race, and the return)
-    const lead = `${tenantId}\t${documentId}\t`
-    for (let i = 0; i < blocks.length; i += BLOCKS_PER_COPY_CHUNK) {
-      let chunk = ''
-      for (const b of blocks.slice(i, i + BLOCKS_PER_COPY_CHUNK)) {
-        chunk += `${lead}${b.position}\t${b.id}\t${b.page}\t${b.kind}\t${copyText(b.text)}\t${b.charStart}\t${b.charEnd}\t${b.source}\t${b.confidence ?? '\\N'}\t${copyText(b.cells ? JSON.stringify(b.cells) : null)}\t${copyText(b.sheet)}\n`
-      }
-      if (!stream.write(chunk)) await Promise.race([new Promise<void>((resolve) => stream.once('drain', resolve)), done])
+  await tx`delete from document_block_chunks where tenant_id = ${tenantId} and document_id = ${documentId}`
+  const chunks = chunkBlocks(blocks)
+  for (let i = 0; i < chunks.length;) {
+    const batch: BlockChunk[] = []
+    for (let chars = 0; i < chunks.length && (batch.length === 0 || chars + chunks[i]!.json.length <= CHARS_PER_INSERT); i++) {
+      chars += chunks[i]!.json.length
+      batch.push(chunks[i]!)
     }
-    stream.end()
-    return done
-  }
-  for (let i = 0; i < blocks.length; i += BLOCKS_PER_INSERT) {
-    const rows = blocks.slice(i, i + BLOCKS_PER_INSERT).map((b) => ({
-      position: b.position, id: b.id, page: b.page, kind: b.kind, text: b.text, char_start: b.charStart, char_end: b.charEnd,
-      source: b.source, confidence: b.confidence, cells: b.cells, sheet: b.sheet,
-    }))
     await tx`
-      insert into document_blocks (tenant_id, document_id, position, id, page, kind, text, char_start, char_end, source, confidence, cells, sheet)
-      select ${tenantId}, ${documentId}, b.position, b.id, b.page, b.kind, b.text, b.char_start, b.char_end, b.source, b.confidence, b.cells, b.sheet
-      from json_to_recordset(${tx.json(rows as unknown as postgres.JSONValue)}::json) as b(position int, id uuid, page int, kind text, text text, char_start int, char_end int, source text, confidence real, cells jsonb, sheet text)`
+      insert into document_block_chunks (tenant_id, document_id, first_position, last_position, min_page, max_page, blocks)
+      select ${tenantId}, ${documentId}, c.first_position, c.last_position, c.min_page, c.max_page, c.blocks
+      from unnest(${batch.map((c) => c.firstPosition)}::int[], ${batch.map((c) => c.lastPosition)}::int[], ${batch.map((c) => c.minPage)}::int[],
+                  ${batch.map((c) => c.maxPage)}::int[], ${batch.map((c) => c.json)}::text[]) as c(first_position, last_position, min_page, max_page, blocks)`
   }
 }
+
+/**
+ * The columns of a chunk's blocks, for `json_to_recordset(blocks::json) as b(...)`: a chunk is a
+ * JSON array of BlockRow objects (a field left out reads as null).
+ */
+export const BLOCK_RECORD = 'b(id uuid, position int, page int, kind text, text text, char_start int, char_end int, source text, confidence real, cells jsonb, sheet text)'
 
 /**
  * A document upload start as one statement (see runIdempotentStatement): the row (awaiting upload,
@@ -309,15 +327,20 @@ export async function listDocuments(sql: Tx, tenantId: string, scenarioId: strin
     limit ${window.fetch}`
 }
 
-/** One page of a document's blocks in reading order, optionally of one page (rows of `window`, after a position). */
+/**
+ * One page of a document's blocks in reading order, optionally of one page (rows of `window`, after
+ * a position). Only the chunks that can hold such blocks are expanded, in order, and the expansion
+ * stops at the page's last row (an incremental sort per chunk under the limit).
+ */
 export async function listBlocks(sql: Tx, tenantId: string, documentId: string, page: number | undefined, window: PageWindow): Promise<BlockRow[]> {
   const after = window.after !== null ? Number(window.after) : null
   return sql<BlockRow[]>`
-    select id, position, page, kind, text, char_start, char_end, source, confidence, cells, sheet
-    from document_blocks
-    where tenant_id = ${tenantId} and document_id = ${documentId}
-      ${after !== null ? sql`and position > ${after}` : sql``}
-      ${page !== undefined ? sql`and page = ${page}` : sql``}
-    order by position
+    select b.id, b.position, b.page, b.kind, b.text, b.char_start, b.char_end, b.source, b.confidence, b.cells, b.sheet
+    from document_block_chunks c
+    cross join lateral json_to_recordset(c.blocks::json) as ${sql.unsafe(BLOCK_RECORD)}
+    where c.tenant_id = ${tenantId} and c.document_id = ${documentId}
+      ${after !== null ? sql`and c.last_position > ${after} and b.position > ${after}` : sql``}
+      ${page !== undefined ? sql`and c.min_page <= ${page} and c.max_page >= ${page} and b.page = ${page}` : sql``}
+    order by c.first_position, b.position
     limit ${window.fetch}`
 }

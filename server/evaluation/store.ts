@@ -4,6 +4,7 @@
  * `evaluations`, `evaluation_answers`, `evaluation_evidence` and `evaluation_decisions`.
  */
 import type { Tx } from '../db/connect'
+import { BLOCK_RECORD } from '../documents/store'
 import type { CaseBlock } from './facts'
 import type { EngineAnswer, Question } from './engine'
 import type { Decision, DecisionReason } from './decision'
@@ -142,11 +143,12 @@ export async function recordProgress(tx: Tx, tenantId: string, id: string, answe
  */
 export async function loadCaseBlocks(sql: Tx, tenantId: string, scenarioId: string): Promise<{ blocks: CaseBlock[]; documentCount: number }> {
   const rows = await sql<{ id: string; document_id: string; filename: string; content_type: string; document_type: string | null; page: number; kind: string; text: string }[]>`
-    select b.id, b.document_id, d.filename, d.content_type, d.document_type, b.page, b.kind, b.text
+    select b.id, d.id as document_id, d.filename, d.content_type, d.document_type, b.page, b.kind, b.text
     from documents d
-    join document_blocks b on b.tenant_id = d.tenant_id and b.document_id = d.id
+    join document_block_chunks c on c.tenant_id = d.tenant_id and c.document_id = d.id
+    cross join lateral json_to_recordset(c.blocks::json) as ${sql.unsafe(BLOCK_RECORD)}
     where d.tenant_id = ${tenantId} and d.scenario_id = ${scenarioId} and d.status in ('ready', 'ready_degraded')
-    order by d.id, b.position`
+    order by d.id, c.first_position, b.position`
   const blocks = rows.map((r, i) => ({ id: r.id, documentId: r.document_id, filename: r.filename, contentType: r.content_type, order: i, page: r.page, kind: r.kind, text: r.text, ...(r.document_type ? { documentType: r.document_type } : {}) }))
   return { blocks, documentCount: new Set(rows.map((r) => r.document_id)).size }
 }

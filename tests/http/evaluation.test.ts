@@ -84,7 +84,7 @@ describe('evaluation with the built-in engine', () => {
       expect(a.evidence_ids).toEqual(evidence.body.items.filter((e: any) => e.answer_id === a.id).map((e: any) => e.id))
     }
     for (const e of evidence.body.items) {
-      const [row] = await app.sql`select text from document_blocks where id = ${e.block_id}`
+      const [row] = await app.sql`select b.text from document_block_chunks c, json_to_recordset(c.blocks::json) as b(id uuid, text text) where c.document_id = ${e.document_id} and b.id = ${e.block_id}`
       expect(row!.text).toContain(e.quote)
     }
 
