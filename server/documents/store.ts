@@ -255,8 +255,8 @@ export function chunkBlocks(blocks: readonly Block[]): BlockChunk[] {
 /**
  * Replaces a document's blocks (delete, then insert) in the caller's transaction. The blocks are
  * stored as chunks of consecutive blocks, each one JSON array (sql/029_block_chunks.sql says why):
- * 10,000 blocks are 40 rows written by one statement with five array parameters, on PostgreSQL and
- * on the embedded database alike.
+ * 10,000 blocks are 40 rows written by one statement, on PostgreSQL and on the embedded database
+ * alike.
  */
 export async function replaceBlocks(tx: Tx, tenantId: string, documentId: string, blocks: readonly Block[]): Promise<void> {
   await tx`delete from document_block_chunks where tenant_id = ${tenantId} and document_id = ${documentId}`
@@ -267,11 +267,12 @@ export async function replaceBlocks(tx: Tx, tenantId: string, documentId: string
       chars += chunks[i]!.json.length
       batch.push(chunks[i]!)
     }
-    await tx`
-      insert into document_block_chunks (tenant_id, document_id, first_position, last_position, min_page, max_page, blocks)
-      select ${tenantId}, ${documentId}, c.first_position, c.last_position, c.min_page, c.max_page, c.blocks
-      from unnest(${batch.map((c) => c.firstPosition)}::int[], ${batch.map((c) => c.lastPosition)}::int[], ${batch.map((c) => c.minPage)}::int[],
-                  ${batch.map((c) => c.maxPage)}::int[], ${batch.map((c) => c.json)}::text[]) as c(first_position, last_position, min_page, max_page, blocks)`
+    // A multi-row VALUES list, each chunk's JSON its own text parameter: as one text[] parameter
+    // (unnest) the client escaped every quote of 4 MB of JSON into an array literal and the server
+    // parsed it back, 80-120 ms for 10,000 spreadsheet rows against 20-25 ms this way.
+    await tx`insert into document_block_chunks ${tx(batch.map((c) => ({
+      tenant_id: tenantId, document_id: documentId, first_position: c.firstPosition, last_position: c.lastPosition, min_page: c.minPage, max_page: c.maxPage, blocks: c.json,
+    })))}`
   }
 }
 

@@ -97,6 +97,6 @@ test("an evaluation reads every block of the case's processed documents in order
   const { blocks, documentCount } = await loadCaseBlocks(app.sql, tenant, scenario)
   expect(documentCount).toBe(2)
   expect(blocks.map((b) => [b.documentId, b.id, b.page, b.kind, b.text])).toEqual(
-    [0, 2].flatMap((i) => written[i]!.map((b) => [docs[i], b.id, b.page, b.kind, b.text])))
+    [0, 2].flatMap((i) => written[i]!.map((b) => [docs[i]!, b.id, b.page, b.kind, b.text])))
   expect((await loadCaseBlocks(app.sql, crypto.randomUUID(), scenario)).blocks).toEqual([])
 })

@@ -67,7 +67,7 @@ test.skipIf(!process.env.DATABASE_URL)(skipTitle('029 moves the blocks of existi
     expect((await sql`select to_regclass('document_blocks') as t`)[0]!.t).toBeNull()
     const chunks = await sql<{ document_id: string; first_position: number; last_position: number; min_page: number; max_page: number }[]>`
       select document_id, first_position, last_position, min_page, max_page from document_block_chunks order by document_id = ${docs[0]!} desc, first_position`
-    expect(chunks).toEqual([
+    expect([...chunks]).toEqual([
       { document_id: docs[0]!, first_position: 0, last_position: 255, min_page: 1, max_page: 6 },
       { document_id: docs[0]!, first_position: 256, last_position: 511, min_page: 6, max_page: 11 },
       { document_id: docs[0]!, first_position: 512, last_position: 599, min_page: 11, max_page: 12 },
