@@ -7,8 +7,8 @@
 -- the ids are fixed by the document and the position (server/documents/blocks.ts). As rows, a
 -- 10,000-row spreadsheet cost 10,000 heap tuples, three index entries each (the primary key, the
 -- block-id index, and the foreign key's check per row): 150-230 ms of COPY on a quiet 2-core
--- machine, as much as reading the file. As 40 chunks it is one statement of about 40 ms, the
--- block-id index is gone, and the table holds a forty-th of the tuples.
+-- machine, as much as reading the file. As 40 chunks it is one statement of 20-25 ms, the
+-- block-id index is gone, and the table holds a fortieth of the tuples.
 --
 -- A chunk's `blocks` is text (JSON is checked by the service that wrote it; a `json` column parsed
 -- it again on every write, about 30 ms per 10,000 blocks), compressed with lz4 where the server has
