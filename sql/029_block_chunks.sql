@@ -12,9 +12,8 @@
 --
 -- A chunk's `blocks` is text (JSON is checked by the service that wrote it; a `json` column parsed
 -- it again on every write, about 30 ms per 10,000 blocks), compressed with lz4 where the server has
--- it (pglz otherwise: the embedded database is built without lz4). Readers expand a chunk with
--- json_to_recordset; its position and page ranges let a page of the blocks route read one or two
--- chunks.
+-- it (pglz otherwise: the embedded database is built without lz4). The service decodes the chunks it
+-- reads; a chunk's position and page ranges let a page of the blocks route read one or two.
 create table document_block_chunks (
   tenant_id uuid not null,
   document_id uuid not null,

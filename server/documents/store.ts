@@ -276,11 +276,16 @@ export async function replaceBlocks(tx: Tx, tenantId: string, documentId: string
   }
 }
 
-/**
- * The columns of a chunk's blocks, for `json_to_recordset(blocks::json) as b(...)`: a chunk is a
- * JSON array of BlockRow objects (a field left out reads as null).
- */
-export const BLOCK_RECORD = 'b(id uuid, position int, page int, kind text, text text, char_start int, char_end int, source text, confidence real, cells jsonb, sheet text)'
+/** The blocks of one chunk (its `blocks` text) as rows: a field a chunk leaves out is null. */
+export function chunkRows(json: string): BlockRow[] {
+  const rows = JSON.parse(json) as BlockRow[]
+  for (const r of rows) {
+    r.confidence ??= null
+    r.cells ??= null
+    r.sheet ??= null
+  }
+  return rows
+}
 
 /**
  * A document upload start as one statement (see runIdempotentStatement): the row (awaiting upload,
@@ -328,20 +333,33 @@ export async function listDocuments(sql: Tx, tenantId: string, scenarioId: strin
     limit ${window.fetch}`
 }
 
+/** Chunks one read of a blocks page fetches at a time (a page of up to 200 blocks spans one or two). */
+const CHUNKS_PER_READ = 2
+
 /**
  * One page of a document's blocks in reading order, optionally of one page (rows of `window`, after
- * a position). Only the chunks that can hold such blocks are expanded, in order, and the expansion
- * stops at the page's last row (an incremental sort per chunk under the limit).
+ * a position). Reads the chunks that can hold such blocks in order, a few at a time, until the page
+ * is full, and decodes them here: expanded by the server (json_to_recordset), a 101-block page took
+ * 6-7 ms against 1.4-2 ms this way (0.7-0.9 ms as rows), and a whole 10,000-row document 100-130 ms
+ * against 30-40 ms (17-23 ms as rows).
  */
 export async function listBlocks(sql: Tx, tenantId: string, documentId: string, page: number | undefined, window: PageWindow): Promise<BlockRow[]> {
-  const after = window.after !== null ? Number(window.after) : null
-  return sql<BlockRow[]>`
-    select b.id, b.position, b.page, b.kind, b.text, b.char_start, b.char_end, b.source, b.confidence, b.cells, b.sheet
-    from document_block_chunks c
-    cross join lateral json_to_recordset(c.blocks::json) as ${sql.unsafe(BLOCK_RECORD)}
-    where c.tenant_id = ${tenantId} and c.document_id = ${documentId}
-      ${after !== null ? sql`and c.last_position > ${after} and b.position > ${after}` : sql``}
-      ${page !== undefined ? sql`and c.min_page <= ${page} and c.max_page >= ${page} and b.page = ${page}` : sql``}
-    order by c.first_position, b.position
-    limit ${window.fetch}`
+  const after = window.after !== null ? Number(window.after) : -1
+  const out: BlockRow[] = []
+  for (let from = after; ;) {
+    const chunks = await sql<{ last_position: number; blocks: string }[]>`
+      select last_position, blocks from document_block_chunks
+      where tenant_id = ${tenantId} and document_id = ${documentId} and last_position > ${from}
+        ${page !== undefined ? sql`and min_page <= ${page} and max_page >= ${page}` : sql``}
+      order by first_position
+      limit ${CHUNKS_PER_READ}`
+    for (const chunk of chunks) {
+      for (const row of chunkRows(chunk.blocks)) {
+        if (row.position > after && (page === undefined || row.page === page)) out.push(row)
+        if (out.length === window.fetch) return out
+      }
+    }
+    if (chunks.length < CHUNKS_PER_READ) return out
+    from = chunks[chunks.length - 1]!.last_position
+  }
 }

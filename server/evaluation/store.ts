@@ -4,7 +4,7 @@
  * `evaluations`, `evaluation_answers`, `evaluation_evidence` and `evaluation_decisions`.
  */
 import type { Tx } from '../db/connect'
-import { BLOCK_RECORD } from '../documents/store'
+import { chunkRows } from '../documents/store'
 import type { CaseBlock } from './facts'
 import type { EngineAnswer, Question } from './engine'
 import type { Decision, DecisionReason } from './decision'
@@ -142,15 +142,19 @@ export async function recordProgress(tx: Tx, tenantId: string, id: string, answe
  * by upload (id), blocks by position. Read-only use of the documents tables of issue 5.
  */
 export async function loadCaseBlocks(sql: Tx, tenantId: string, scenarioId: string): Promise<{ blocks: CaseBlock[]; documentCount: number }> {
-  const rows = await sql<{ id: string; document_id: string; filename: string; content_type: string; document_type: string | null; page: number; kind: string; text: string }[]>`
-    select b.id, d.id as document_id, d.filename, d.content_type, d.document_type, b.page, b.kind, b.text
+  const chunks = await sql<{ document_id: string; filename: string; content_type: string; document_type: string | null; blocks: string }[]>`
+    select d.id as document_id, d.filename, d.content_type, d.document_type, c.blocks
     from documents d
     join document_block_chunks c on c.tenant_id = d.tenant_id and c.document_id = d.id
-    cross join lateral json_to_recordset(c.blocks::json) as ${sql.unsafe(BLOCK_RECORD)}
     where d.tenant_id = ${tenantId} and d.scenario_id = ${scenarioId} and d.status in ('ready', 'ready_degraded')
-    order by d.id, c.first_position, b.position`
-  const blocks = rows.map((r, i) => ({ id: r.id, documentId: r.document_id, filename: r.filename, contentType: r.content_type, order: i, page: r.page, kind: r.kind, text: r.text, ...(r.document_type ? { documentType: r.document_type } : {}) }))
-  return { blocks, documentCount: new Set(rows.map((r) => r.document_id)).size }
+    order by d.id, c.first_position`
+  const blocks: CaseBlock[] = []
+  for (const c of chunks) {
+    for (const r of chunkRows(c.blocks)) {
+      blocks.push({ id: r.id, documentId: c.document_id, filename: c.filename, contentType: c.content_type, order: blocks.length, page: r.page, kind: r.kind, text: r.text, ...(c.document_type ? { documentType: c.document_type } : {}) })
+    }
+  }
+  return { blocks, documentCount: new Set(chunks.map((c) => c.document_id)).size }
 }
 
 /** The case's processed documents that failed an arithmetic check at ingestion, with the failed checks. */
