@@ -92,6 +92,7 @@ export class Engine {
       ) due
       where j.id = due.id
       returning j.id, j.kind, j.tenant_id, j.payload, j.attempts, j.last_error, j.request_id, j.traceparent, due.lease_expired`
+    this.deps.metrics.jobClaim(rows.length > 0 ? 'jobs' : 'empty')
     const claimed: ClaimedJob[] = rows.map((r) => ({
       id: r.id, kind: r.kind, tenantId: r.tenant_id, payload: r.payload, attempts: r.attempts,
       ...(r.request_id ? { requestId: r.request_id } : {}), ...(r.traceparent ? { traceparent: r.traceparent } : {}),

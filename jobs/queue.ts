@@ -12,10 +12,10 @@ export interface JobInput { kind: string; tenantId: string | null; payload: Reco
 export const JOBS_CHANNEL = 'svc_jobs'
 
 /**
- * Runners of this process, woken shortly after a job is enqueued here: on the embedded database
- * (no NOTIFY) the enqueuing process is the one that runs jobs, and the caller's transaction has
- * usually committed within these few milliseconds; a wake that comes too early finds nothing and
- * the runner's poll remains the fallback.
+ * Runners of this process that no notification reaches (the embedded database), woken shortly after
+ * a job is enqueued here: there the enqueuing process is the one that runs jobs, and the caller's
+ * transaction has usually committed within these few milliseconds; a wake that comes too early
+ * finds nothing and the runner's poll remains the fallback.
  */
 const localRunners = new Set<() => void>()
 
@@ -26,6 +26,30 @@ export function onLocalEnqueue(wake: () => void): () => void {
 }
 
 const wakeLocal = () => { for (const wake of localRunners) wake() }
+
+/** After an enqueue, runners are woken at these delays (ms), the last ending the round. */
+const LOCAL_WAKES_MS = [5, 30, 120] as const
+let wakeRound: 'idle' | 'scheduled' | 'again' = 'idle'
+
+/**
+ * Wakes the local runners after an enqueue, a round of wakes at a time: enqueues during a round
+ * (a transaction enqueuing job after job) add no timers, they start one more round when it ends.
+ * Before, every enqueue set three timers of its own, so a transaction enqueuing 2,000 jobs woke the
+ * runners 6,000 times before it committed.
+ */
+function scheduleLocalWakes(): void {
+  if (wakeRound !== 'idle') { wakeRound = 'again'; return }
+  wakeRound = 'scheduled'
+  const last = LOCAL_WAKES_MS.length - 1
+  LOCAL_WAKES_MS.forEach((ms, i) => setTimeout(() => {
+    if (i === last) {
+      const again = wakeRound === 'again'
+      wakeRound = 'idle'
+      if (again) scheduleLocalWakes()
+    }
+    wakeLocal()
+  }, ms))
+}
 
 /**
  * Enqueues a job in the caller's transaction (so the job exists iff the caller's writes commit).
@@ -57,7 +81,7 @@ export async function enqueueJobs(tx: Tx, jobs: JobInput[]): Promise<string[]> {
       returning run_at
     )
     select pg_notify(${JOBS_CHANNEL}, '') where exists (select 1 from job where run_at <= now())`
-  if (localRunners.size > 0 && jobs.some((j) => !j.runAt)) for (const ms of [5, 30, 120]) setTimeout(wakeLocal, ms)
+  if (localRunners.size > 0 && jobs.some((j) => !j.runAt)) scheduleLocalWakes()
   return ids
 }
 

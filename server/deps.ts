@@ -43,8 +43,8 @@ export interface AppDeps {
   events: CaseEvents
   /** Document parsing in isolated, bounded processes; close() on drain. */
   parser: DocumentParser
-  /** Listens for a NOTIFY channel (the job runner wakes on committed jobs). */
-  listen: (channel: string, fn: () => void) => Promise<() => Promise<void>>
+  /** Listens for a NOTIFY channel (the job runner wakes on committed jobs); null where the database delivers none (embedded). */
+  listen: (channel: string, fn: () => void) => Promise<(() => Promise<void>) | null>
   /** The process's caches, for the operator surface's cache figures. */
   caches: CacheRegistry
   /** What a presigned upload URL can fill: case documents, guideline sources, uploaded invoices. */

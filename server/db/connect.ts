@@ -23,8 +23,11 @@ export interface Database {
   embedded: boolean
   /** The pool's state for metrics (undefined when the client does not report it). */
   poolStats(): { size: number; inUse: number; idle: number; waiting: number } | undefined
-  /** Calls `fn` on each NOTIFY of `channel` (PostgreSQL: a LISTEN connection; embedded: PGlite's own); resolves with the unlisten. */
-  listen(channel: string, fn: () => void): Promise<() => Promise<void>>
+  /**
+   * Calls `fn` on each NOTIFY of `channel` (PostgreSQL: a LISTEN connection); resolves with the
+   * unlisten, or null where this database delivers no notifications (embedded: see openEmbedded).
+   */
+  listen(channel: string, fn: () => void): Promise<(() => Promise<void>) | null>
   /**
    * Runs `fn` on a client of its own without the statement timeout or the pool wait (PostgreSQL;
    * embedded: `sql`): migrations build indexes and wait for another process's migration lock.
@@ -193,8 +196,9 @@ async function openEmbedded(dataDir: string): Promise<Database> {
     embedded: true,
     poolStats: () => (sql as unknown as { stats?: { size: number; inUse: number; idle: number; waiting: number } }).stats,
     // PGlite's own listeners do not see NOTIFYs sent through the socket server's session, and a
-    // LISTEN there would reach the one client connection: the embedded runner polls instead.
-    listen: async () => async () => {},
+    // LISTEN there would reach the one client connection: none is delivered (null), and the
+    // embedded runner wakes on jobs enqueued in its own process and polls.
+    listen: async () => null,
     unbounded: (fn) => fn(sql),
     async close() {
       await sql.end({ timeout: 5 })

@@ -17,6 +17,8 @@ export interface Metrics {
   http(method: string, route: string, status: number, seconds: number): void
   jobRun(kind: string, outcome: 'succeeded' | 'retried' | 'dead' | 'lost', seconds: number): void
   jobLeaseExpired(kind: string): void
+  /** One claim of a runner: whether it brought jobs or found none (a claim is a locking update either way). */
+  jobClaim(result: 'jobs' | 'empty'): void
   delivery(channel: string, outcome: 'delivered' | 'failed' | 'refused' | 'dead_lettered', attempt: number): void
   ingestionPages(pages: { text_layer: number; ocr: number; blank: number; unreadable: number }, seconds: number): void
   evaluation(engine: string, outcome: string, seconds: number): void
@@ -46,6 +48,7 @@ export function createMetrics(enabled = true): Metrics {
   const jobFailures = new client.Counter({ name: 'svc_job_failures_total', help: 'Failed job runs by kind (retried or dead).', labelNames: ['kind'] as const, registers: r })
   const jobSeconds = new client.Histogram({ name: 'svc_job_duration_seconds', help: 'Job run time by kind.', labelNames: ['kind'] as const, buckets: WORK_BUCKETS, registers: r })
   const leaseExpiries = new client.Counter({ name: 'svc_job_lease_expiries_total', help: 'Jobs claimed after their previous lease lapsed (their worker died or stalled), by kind.', labelNames: ['kind'] as const, registers: r })
+  const claims = new client.Counter({ name: 'svc_job_claims_total', help: 'Claims of the job runners (each a locking update of the jobs table): jobs (it brought some) or empty (it found none).', labelNames: ['result'] as const, registers: r })
   let queue: (() => Promise<QueueDepth[]>) | undefined
   let pool: (() => PoolStats | undefined) | undefined
   let sseStreams: (() => number) | undefined
@@ -104,6 +107,7 @@ export function createMetrics(enabled = true): Metrics {
       jobSeconds.observe({ kind }, seconds)
     },
     jobLeaseExpired(kind) { if (enabled) leaseExpiries.inc({ kind }) },
+    jobClaim(result) { if (enabled) claims.inc({ result }) },
     delivery(channel, outcome, attempt) {
       if (!enabled) return
       deliveries.inc({ channel, outcome, attempt: attempt >= MAX_ATTEMPT_LABEL ? `${MAX_ATTEMPT_LABEL}+` : String(Math.max(1, attempt)) })

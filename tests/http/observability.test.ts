@@ -151,7 +151,7 @@ describe('metrics', () => {
     expect((await call(app.url, 'GET', '/metrics')).status).toBe(404)
     const text = await scrape()
     for (const family of ['svc_http_requests_total', 'svc_http_request_duration_seconds', 'svc_jobs_runnable', 'svc_jobs_oldest_runnable_age_seconds',
-      'svc_job_runs_total', 'svc_job_failures_total', 'svc_job_lease_expiries_total', 'svc_deliveries_total', 'svc_ingestion_pages_total',
+      'svc_job_runs_total', 'svc_job_failures_total', 'svc_job_lease_expiries_total', 'svc_job_claims_total', 'svc_deliveries_total', 'svc_ingestion_pages_total',
       'svc_ingestion_page_seconds', 'svc_evaluations_total', 'svc_evaluation_duration_seconds', 'svc_sse_streams_open', 'svc_db_pool_connections',
       'svc_db_pool_waiting', 'svc_unhandled_rejections_total', 'nodejs_eventloop_lag_p99_seconds']) {
       expect(text, family).toContain(`# TYPE ${family} `)
