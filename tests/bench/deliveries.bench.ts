@@ -75,6 +75,11 @@ app.deps.metrics.delivery = (channel, outcome, attempt) => {
   recorded++
   if (waiter && recorded >= waiter.target) { waiter.resolve(); waiter = undefined }
 }
+/** The runner's claims (`metrics.jobClaim`): how many brought jobs and how many found none. */
+const claims = { jobs: 0, empty: 0 }
+const countClaim = app.deps.metrics.jobClaim.bind(app.deps.metrics)
+app.deps.metrics.jobClaim = (result) => { claims[result]++; countClaim(result) }
+
 /** Resolves once `target` deliveries have been recorded in all. */
 const recordedReach = (target: number) => recorded >= target ? Promise.resolve() : new Promise<void>((resolve) => { waiter = { target, resolve } })
 
@@ -132,6 +137,7 @@ for (let round = 1; round <= rounds; round++) {
 }
 console.log(`ratio ${median(ratios).toFixed(2)} median of [${ratios.map((r) => r.toFixed(2)).join(' ')}] (target >= 0.8)`)
 console.log(`worker CPU per delivery ${median(cpuPerDelivery.slice(1)).toFixed(0)} us (bare sign+POST ${median(cpuPerBare.slice(1)).toFixed(0)} us), medians over the measured rounds`)
+console.log(`runner claims over the whole run: ${claims.jobs + claims.empty} (${claims.empty} empty) for ${recorded} deliveries`)
 
 await runner.stop()
 await app.stop()
