@@ -27,28 +27,43 @@ export function onLocalEnqueue(wake: () => void): () => void {
 
 const wakeLocal = () => { for (const wake of localRunners) wake() }
 
-/** After an enqueue, runners are woken at these delays (ms), the last ending the round. */
+/** After an enqueue, runners are woken at these delays (ms). */
 const LOCAL_WAKES_MS = [5, 30, 120] as const
-let wakeRound: 'idle' | 'scheduled' | 'again' = 'idle'
+let lastEnqueueAt = 0
+let wakeTimer: ReturnType<typeof setTimeout> | undefined
+let wakeAt = Number.POSITIVE_INFINITY
+
+/** Sets the one pending wake for `at` (performance.now() time). */
+function armWake(at: number): void {
+  clearTimeout(wakeTimer)
+  wakeAt = at
+  wakeTimer = setTimeout(fireWake, Math.max(0, at - performance.now()))
+}
 
 /**
- * Wakes the local runners after an enqueue, a round of wakes at a time: enqueues during a round
- * (a transaction enqueuing job after job) add no timers, they start one more round when it ends.
- * Before, every enqueue set three timers of its own, so a transaction enqueuing 2,000 jobs woke the
- * runners 6,000 times before it committed.
+ * Wakes the local runners, then arms the next of the last enqueue's delays still ahead, if any, and
+ * never sooner than the first delay from now (a wake per 5 ms at most while enqueues keep coming).
+ */
+function fireWake(): void {
+  wakeTimer = undefined
+  wakeAt = Number.POSITIVE_INFINITY
+  wakeLocal()
+  const now = performance.now()
+  const next = LOCAL_WAKES_MS.map((ms) => lastEnqueueAt + ms).find((at) => at > now + 1)
+  if (next !== undefined) armWake(Math.max(next, now + LOCAL_WAKES_MS[0]))
+}
+
+/**
+ * Wakes the local runners 5, 30 and 120 ms after an enqueue with one timer at a time: enqueues in
+ * quick succession (a transaction enqueuing job after job) share it, so runners are woken at most
+ * every 5 ms while enqueues keep coming, then about 30 and 120 ms after the last. Before, every
+ * enqueue set three timers of its own: a transaction enqueuing 2,000 jobs woke the runners 6,000
+ * times before it committed.
  */
 function scheduleLocalWakes(): void {
-  if (wakeRound !== 'idle') { wakeRound = 'again'; return }
-  wakeRound = 'scheduled'
-  const last = LOCAL_WAKES_MS.length - 1
-  LOCAL_WAKES_MS.forEach((ms, i) => setTimeout(() => {
-    if (i === last) {
-      const again = wakeRound === 'again'
-      wakeRound = 'idle'
-      if (again) scheduleLocalWakes()
-    }
-    wakeLocal()
-  }, ms))
+  const now = performance.now()
+  lastEnqueueAt = now
+  if (wakeAt > now + LOCAL_WAKES_MS[0]) armWake(now + LOCAL_WAKES_MS[0])
 }
 
 /**

@@ -4,11 +4,11 @@
  * is before the enqueuing transaction committed: a transaction writing job after job (a bench
  * writing 2,000 deliveries one task at a time) set off about 1,600 empty claims a second, each a
  * locking update of the jobs table. Now those local wakes are for the embedded database only (no
- * notifications there), and come a round at a time however many jobs are enqueued.
+ * notifications there), and share one timer however many jobs are enqueued.
  */
 import { afterAll, beforeAll, expect, test, setDefaultTimeout } from 'bun:test'
 import { startApp, type TestApp } from '../helpers/app'
-import { enqueueJob } from '../../jobs/queue'
+import { enqueueJob, onLocalEnqueue } from '../../jobs/queue'
 import { startRunner, type Runner } from '../../jobs/runner'
 import type { JobKind } from '../../jobs/types'
 
@@ -49,4 +49,28 @@ test('a transaction enqueuing job after job sets off no claims before it commits
   expect(ran.sort((a, b) => a - b)).toEqual(Array.from({ length: 200 }, (_, i) => i))
   expect(claims.jobs).toBeGreaterThan(0)
   expect((await app.sql`select count(*)::int as n from jobs where kind = 'wake_probe'`)[0]!.n).toBe(0)
+})
+
+test('local wakes (the embedded database\'s) share one timer: a burst of enqueues wakes at most every few milliseconds, and once more after the last', async () => {
+  const at: number[] = []
+  const stop = onLocalEnqueue(() => { at.push(performance.now()) })
+  try {
+    let lastEnqueue = 0
+    const t0 = performance.now()
+    await app.sql.begin(async (tx) => {
+      for (let i = 0; i < 100; i++) {
+        await enqueueJob(tx, { kind: 'wake_count_probe', tenantId: null, payload: { i } })
+        lastEnqueue = performance.now()
+      }
+      await tx`delete from jobs where kind = 'wake_count_probe'`
+    })
+    const burst = lastEnqueue - t0
+    await Bun.sleep(300)
+    // Three timers per enqueue gave 300 wakes; one shared timer at most one per ~5 ms of the burst,
+    // plus the two after it (30 and 120 ms after the last enqueue).
+    expect(at.length).toBeLessThanOrEqual(Math.ceil(burst / 4) + 4)
+    expect(at.filter((t) => t > lastEnqueue + 20).length).toBeGreaterThanOrEqual(2)
+  } finally {
+    stop()
+  }
 })
