@@ -229,25 +229,19 @@ function storedBlock(b: Block): string {
 /** Cuts blocks (in position order) into chunks of at most BLOCKS_PER_CHUNK blocks or about CHUNK_CHARS of JSON. */
 export function chunkBlocks(blocks: readonly Block[]): BlockChunk[] {
   const chunks: BlockChunk[] = []
+  let start = 0
   let parts: string[] = []
   let chars = 0
-  let first: Block | null = null
-  let minPage = 0
-  let maxPage = 0
-  const close = (last: Block) => {
-    chunks.push({ firstPosition: first!.position, lastPosition: last.position, minPage, maxPage, json: `[${parts.join(',')}]` })
-    parts = []
-    chars = 0
-    first = null
-  }
   blocks.forEach((b, i) => {
-    if (first === null) { first = b; minPage = b.page; maxPage = b.page }
     const json = storedBlock(b)
     parts.push(json)
     chars += json.length + 1
-    minPage = Math.min(minPage, b.page)
-    maxPage = Math.max(maxPage, b.page)
-    if (parts.length === BLOCKS_PER_CHUNK || chars >= CHUNK_CHARS || i === blocks.length - 1) close(b)
+    if (parts.length < BLOCKS_PER_CHUNK && chars < CHUNK_CHARS && i < blocks.length - 1) return
+    const pages = blocks.slice(start, i + 1).map((r) => r.page)
+    chunks.push({ firstPosition: blocks[start]!.position, lastPosition: b.position, minPage: Math.min(...pages), maxPage: Math.max(...pages), json: `[${parts.join(',')}]` })
+    start = i + 1
+    parts = []
+    chars = 0
   })
   return chunks
 }
