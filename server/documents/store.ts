@@ -219,30 +219,39 @@ const CHARS_PER_INSERT = 8 * 1024 * 1024
 interface BlockChunk { firstPosition: number; lastPosition: number; minPage: number; maxPage: number; json: string }
 
 /** A block as a chunk stores it: the names of its columns (BlockRow), a null field left out. */
-function storedBlock(b: Block): string {
-  return JSON.stringify({
-    id: b.id, position: b.position, page: b.page, kind: b.kind, text: b.text, char_start: b.charStart, char_end: b.charEnd, source: b.source,
-    ...(b.confidence !== null ? { confidence: b.confidence } : {}), ...(b.cells ? { cells: b.cells } : {}), ...(b.sheet !== null ? { sheet: b.sheet } : {}),
-  })
+function storedBlock(b: Block): Record<string, unknown> {
+  const o: Record<string, unknown> = { id: b.id, position: b.position, page: b.page, kind: b.kind, text: b.text, char_start: b.charStart, char_end: b.charEnd, source: b.source }
+  if (b.confidence !== null) o.confidence = b.confidence
+  if (b.cells) o.cells = b.cells
+  if (b.sheet !== null) o.sheet = b.sheet
+  return o
 }
 
-/** Cuts blocks (in position order) into chunks of at most BLOCKS_PER_CHUNK blocks or about CHUNK_CHARS of JSON. */
+/** About how many JSON characters a stored block takes (its fixed fields, text and cells; escapes not counted). */
+function storedChars(b: Block): number {
+  let n = 160 + b.text.length + (b.sheet?.length ?? 0)
+  if (b.cells) for (const c of b.cells) n += 24 + c.column.length + c.value.length
+  return n
+}
+
+/**
+ * Cuts blocks (in position order) into chunks of at most BLOCKS_PER_CHUNK blocks or about
+ * CHUNK_CHARS of JSON (estimated before it is written). Each chunk is one JSON.stringify of its
+ * blocks: one per block took twice as long (15 against 8 ms for 10,000 spreadsheet rows).
+ */
 export function chunkBlocks(blocks: readonly Block[]): BlockChunk[] {
   const chunks: BlockChunk[] = []
   let start = 0
-  let parts: string[] = []
   let chars = 0
-  blocks.forEach((b, i) => {
-    const json = storedBlock(b)
-    parts.push(json)
-    chars += json.length + 1
-    if (parts.length < BLOCKS_PER_CHUNK && chars < CHUNK_CHARS && i < blocks.length - 1) return
-    const pages = blocks.slice(start, i + 1).map((r) => r.page)
-    chunks.push({ firstPosition: blocks[start]!.position, lastPosition: b.position, minPage: Math.min(...pages), maxPage: Math.max(...pages), json: `[${parts.join(',')}]` })
+  for (let i = 0; i < blocks.length; i++) {
+    chars += storedChars(blocks[i]!)
+    if (i + 1 - start < BLOCKS_PER_CHUNK && chars < CHUNK_CHARS && i < blocks.length - 1) continue
+    const slice = blocks.slice(start, i + 1)
+    const pages = slice.map((b) => b.page)
+    chunks.push({ firstPosition: slice[0]!.position, lastPosition: slice.at(-1)!.position, minPage: Math.min(...pages), maxPage: Math.max(...pages), json: JSON.stringify(slice.map(storedBlock)) })
     start = i + 1
-    parts = []
     chars = 0
-  })
+  }
   return chunks
 }
 
