@@ -34,15 +34,26 @@ export function attachmentType(a: Pick<Attachment, 'contentType' | 'filename'>):
 
 /** A stored file name: no path separators or control characters, at most 255 characters. */
 
-/** Stores a parent's attachments (outside any transaction) and returns the documents to insert. */
+/** How many of a parent's attachments are written to the blob store at once. */
+const STORE_CONCURRENCY = 8
+
+/**
+ * Stores a parent's attachments (outside any transaction), up to STORE_CONCURRENCY at once, and
+ * returns the documents to insert in the parent's order. One after another, a ZIP's 40 members
+ * took 10 ms on a local disk (a folder, a write and a rename each) and 40 round trips to S3.
+ */
 export async function storeAttachments(deps: Pick<AppDeps, 'blobs'>, parent: Pick<DocumentRow, 'tenant_id' | 'id'>, attachments: readonly Attachment[]): Promise<ChildDocument[]> {
-  const children: ChildDocument[] = []
-  for (const [i, a] of attachments.entries()) {
+  const children = attachments.map((a, i): ChildDocument => {
     const id = Bun.randomUUIDv5(`attachment:${i}`, parent.id)
-    const contentType = attachmentType(a)
-    const blobKey = documentKeyPrefix(parent.tenant_id, id)
-    await deps.blobs.put(blobKey, a.bytes, { contentType, size: a.bytes.byteLength })
-    children.push({ id, filename: neutraliseFilename(a.filename, 'attachment'), contentType, size: a.bytes.byteLength, blobKey })
+    return { id, filename: neutraliseFilename(a.filename, 'attachment'), contentType: attachmentType(a), size: a.bytes.byteLength, blobKey: documentKeyPrefix(parent.tenant_id, id) }
+  })
+  let next = 0
+  const writer = async () => {
+    for (let i = next++; i < children.length; i = next++) {
+      const c = children[i]!
+      await deps.blobs.put(c.blobKey, attachments[i]!.bytes, { contentType: c.contentType, size: c.size })
+    }
   }
+  await Promise.all(Array.from({ length: Math.min(STORE_CONCURRENCY, children.length) }, writer))
   return children
 }

@@ -6,7 +6,7 @@ import type postgres from 'postgres'
 import type { Sql, Tx } from '../db/connect'
 import type { PageWindow } from '../http/pagination'
 import type { OneStatementCreate } from '../http/idempotency'
-import { appendCaseEvent, caseEventParts } from '../events/log'
+import { appendCaseEvents, caseEventParts } from '../events/log'
 import type { Block } from './blocks'
 import { withAllOutcomes, type PageSummary, type StoredPageSummary } from './parsing/pages'
 
@@ -66,7 +66,8 @@ export interface ChildDocument { id: string; filename: string; contentType: stri
  * Inserts the documents found inside `parent` (in processing, bytes stored and verified) in one
  * statement and returns those that were new, in the parent's order (a retried or repeated
  * ingestion of the parent finds the others there); each new one gets its `document.status` event.
- * A ZIP's 40 members were 40 inserts before (with their events, 160 round trips in all).
+ * A ZIP's 40 members were 40 inserts before (with their events, 160 round trips in all); their
+ * events are one statement too.
  */
 export async function insertChildDocuments(tx: Tx, parent: DocumentRow, children: readonly ChildDocument[]): Promise<DocumentRow[]> {
   if (children.length === 0) return []
@@ -80,9 +81,7 @@ export async function insertChildDocuments(tx: Tx, parent: DocumentRow, children
     returning *`
   const at = new Map(children.map((c, i) => [c.id, i]))
   const out = [...inserted].sort((a, b) => at.get(a.id)! - at.get(b.id)!)
-  for (const row of out) {
-    await appendCaseEvent(tx, { tenantId: parent.tenant_id, scenarioId: parent.scenario_id, type: 'document.status', data: { document_id: row.id, status: 'processing', parent_document_id: parent.id } })
-  }
+  await appendCaseEvents(tx, parent.tenant_id, parent.scenario_id, out.map((row) => ({ type: 'document.status', data: { document_id: row.id, status: 'processing', parent_document_id: parent.id } })))
   return out
 }
 

@@ -62,6 +62,29 @@ export async function appendCaseEvent(tx: Tx, input: CaseEventInput): Promise<nu
 }
 
 /**
+ * Appends several events to one case's log in one statement (the counter moves by their number,
+ * they take consecutive sequence numbers in the order given, each is announced): what a ZIP's or an
+ * email's members need, 40 statements one after another before (about 10 ms).
+ */
+export async function appendCaseEvents(tx: Tx, tenantId: string, scenarioId: string, events: readonly Pick<CaseEventInput, 'type' | 'data'>[]): Promise<void> {
+  if (events.length === 0) return
+  const n = events.length
+  await tx`
+    with counter as (
+      insert into case_event_counters (tenant_id, scenario_id, last_seq)
+      values (${tenantId}, ${scenarioId}, ${n})
+      on conflict (tenant_id, scenario_id) do update set last_seq = case_event_counters.last_seq + ${n}
+      returning last_seq),
+    event as (
+      insert into case_events (tenant_id, scenario_id, seq, type, data)
+      select ${tenantId}, ${scenarioId}, counter.last_seq - ${n} + e.n, e.type, e.data::jsonb
+      from counter, unnest(${events.map((e) => e.type)}::text[], ${events.map((e) => JSON.stringify(e.data))}::text[]) with ordinality as e(type, data, n)
+      returning seq)
+    select count(pg_notify(${CASE_EVENTS_CHANNEL}, ${`${tenantId}:${scenarioId}:`}::text || seq::text)) from (select seq from event order by seq) announced`
+  for (const listener of hintListeners) listener(tenantId, scenarioId)
+}
+
+/**
  * appendCaseEvent as parts of a one-statement create (OneStatementCreate.more): CTEs that bump the
  * case's counter and insert the event where `when` holds, the NOTIFY as an expression for the
  * statement's final select, and the in-process hint to give once the statement succeeded. The

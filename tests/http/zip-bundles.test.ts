@@ -95,6 +95,19 @@ describe('ZIP bundles', () => {
     expect(by['submission_schedule.csv']).toMatchObject({ parent_document_id: doc.id, content_type: 'text/csv', status: 'ready' })
     expect(by['submission_inner.zip']).toMatchObject({ parent_document_id: doc.id, content_type: 'application/zip', status: 'ready' })
     expect(by['notes.txt']).toMatchObject({ parent_document_id: by['submission_inner.zip'].id, content_type: 'text/plain', status: 'ready' })
+    // Each member's `processing` event: appended together, at consecutive sequence numbers in the
+    // archive's order, the case's counter at the last event (no number skipped or taken twice).
+    const memberEvents = await app.sql<{ seq: number; document_id: string }[]>`
+      select seq::int, data->>'document_id' as document_id from case_events
+      where scenario_id = ${sc} and type = 'document.status' and data->>'parent_document_id' = ${doc.id} and data->>'status' = 'processing'
+      order by seq`
+    expect(memberEvents.map((e) => e.document_id)).toEqual(['submission_application.pdf', 'submission_schedule.csv', 'submission_inner.zip'].map((n) => by[n].id))
+    expect(memberEvents.map((e) => e.seq - memberEvents[0]!.seq)).toEqual([0, 1, 2])
+    const [seqs] = await app.sql<{ n: number; distinct_n: number; max: number; first: number; last_seq: number }[]>`
+      select count(*)::int as n, count(distinct seq)::int as distinct_n, max(seq)::int as max, min(seq)::int as first,
+             (select last_seq::int from case_event_counters where scenario_id = ${sc}) as last_seq
+      from case_events where scenario_id = ${sc}`
+    expect(seqs).toMatchObject({ n: seqs!.max, distinct_n: seqs!.max, first: 1, last_seq: seqs!.max })
     const text = async (name: string) => (await allBlocks(app, key, sc, by[name].id)).map((b) => b.text).join('\n')
     expect(recall(APPLICATION[0]!.join(' '), await text('submission_application.pdf'))).toBeGreaterThanOrEqual(0.95)
     expect(recall(SCHEDULE.replace(/\n/g, ' '), await text('submission_schedule.csv'))).toBeGreaterThanOrEqual(0.95)
