@@ -109,15 +109,20 @@ export function serveParseRequests(): void {
         image: async (b) => (await engine()).image(b),
         pdfPage: async (pdf: RenderablePdf, n: number) => (await engine()).pdfPage(pdf, n),
       }
-      // Pages recognised in parallel finish out of order: progress only moves forward.
-      let last = 0
+      // Pages recognised in parallel finish out of order: progress only moves forward. The first
+      // note comes PROGRESS_EVERY_MS into the parse, and the last page is noted once any was: a
+      // parse shorter than that notes nothing (its ready comes next), where each note is a case
+      // event written while the parse still needs the cores.
+      let last = Date.now()
+      let noted = false
       let furthest = 0
       const onPage = (page: number, pages: number) => {
         if (page <= furthest) return
         furthest = page
         const now = Date.now()
-        if (now - last < PROGRESS_EVERY_MS && page < pages) return
+        if (now - last < PROGRESS_EVERY_MS && !(page === pages && noted)) return
         last = now
+        noted = true
         process.send!({ id: request.id, progress: { page, pages } } satisfies ParseReply)
       }
       const outcome = await extractDocument(request.documentId, request.type, bytes, request.limits, ocr, onPage)
