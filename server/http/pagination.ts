@@ -68,7 +68,10 @@ export class Cursors {
     const refuse = () => new ProblemError('invalid_cursor', 'The cursor is not valid for this list; start again without a cursor.')
     const [payload, mac] = cursor.split('.')
     if (!payload || !mac) throw refuse()
-    if (!this.#signedByAKey(payload, Buffer.from(mac, 'base64url'))) throw refuse()
+    // Only the MAC's canonical spelling: base64url ignores the unused low bits of its last
+    // character, so a changed last character could otherwise still read as the same MAC.
+    const given = Buffer.from(mac, 'base64url')
+    if (given.toString('base64url') !== mac || !this.#signedByAKey(payload, given)) throw refuse()
     let parsed: { a?: unknown; s?: unknown; t?: unknown }
     try { parsed = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) } catch { throw refuse() }
     if (typeof parsed.a !== 'string' || parsed.s !== scope.list || parsed.t !== scope.tenantId) throw refuse()
