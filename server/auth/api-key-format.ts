@@ -15,10 +15,9 @@ export function mintApiKey(environment: KeyEnvironment): { plaintext: string; ha
   return { plaintext, hash: hashApiKey(plaintext), prefix: plaintext.slice(0, 13) }
 }
 
-/** The stored form of a key string (Bun's one-shot SHA-256: every API request hashes its key). */
+/** The stored form of a key string: its SHA-256 (apiKeyDigest's bytes). */
 export function hashApiKey(plaintext: string): Buffer {
-  const digest = Bun.SHA256.hash(plaintext)
-  return Buffer.from(digest.buffer, digest.byteOffset, digest.byteLength)
+  return Buffer.from(apiKeyDigest(plaintext), 'base64')
 }
 
 /**

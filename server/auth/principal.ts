@@ -22,6 +22,9 @@ export type EmbedSessionResolver = (bearer: string) => Promise<Principal | null>
 /** `Bearer <credential>` (the scheme in any case). */
 const BEARER = /^Bearer ([^\s]+)$/i
 
+/** The credential of an Authorization header, or undefined when it is not `Bearer <credential>`. */
+const bearerCredential = (authorization: string | null): string | undefined => (authorization ? BEARER.exec(authorization.trim())?.[1] : undefined)
+
 /** What authentication needs. */
 export interface AuthenticatorDeps {
   sql: Sql
@@ -126,9 +129,8 @@ export function createAuthenticator(deps: AuthenticatorDeps): Authenticator {
   }
 
   const byCredential = async (authorization: string | null, options: AuthenticateOptions): Promise<Principal> => {
-    const m = authorization ? BEARER.exec(authorization.trim()) : null
-    if (!m) throw problems.unauthorized()
-    const credential = m[1]!
+    const credential = bearerCredential(authorization)
+    if (!credential) throw problems.unauthorized()
     if (looksLikeApiKey(credential)) return byApiKey(credential)
     if (credential.split('.').length === 3) return byToken(credential, options)
     if (deps.resolveEmbedSession) {
@@ -145,7 +147,7 @@ export function createAuthenticator(deps: AuthenticatorDeps): Authenticator {
 
   // Most requests carry an API key whose principal is cached: answered with one promise, not three.
   return (authorization, options = {}) => {
-    const credential = options.breakGlass || !authorization ? undefined : BEARER.exec(authorization.trim())?.[1]
+    const credential = options.breakGlass ? undefined : bearerCredential(authorization)
     if (!credential || !looksLikeApiKey(credential)) return full(authorization, options)
     try {
       const principal = byApiKey(credential)
