@@ -3,7 +3,9 @@
  * service (complete -> job claim -> parser process -> blocks, status, type and checks -> ready, seen
  * on the case's event stream) beside the same adapter function run on the same bytes in this
  * process, two ways:
- *  - one at a time: interleaved, median of BENCH_E2E_ROUNDS warm documents (after one warm-up), with
+ *  - one at a time: interleaved, median of BENCH_E2E_ROUNDS warm documents (after one warm-up), each
+ *    side timed alone (the other side's garbage collected and settled first, untimed), every round
+ *    printed, with
  *    the service's stage times per document (SVC_LOG_LEVEL=debug: `document ingestion stages`), so the
  *    fixed cost a document pays around its parse is itemised;
  *  - a batch: BENCH_BATCH documents of the file uploaded, then completed together; documents per
@@ -19,6 +21,9 @@ export interface Target { label: string; file: BenchFile; run: () => Promise<unk
 
 /** The running service this part talks to. */
 export interface Service { url: string; output(): string }
+
+/** A pause between the two sides of a round, for the collector of the side just timed to finish. */
+const SETTLE_MS = 100
 
 /** The stages printed per file, in the order a document meets them. */
 const STAGES = ['before_prepare', 'policy_read', 'parser_wait', 'spool_write', 'parser_read', 'parser_extract', 'parser_after', 'parser_encode', 'reply_transfer', 'parser_release', 'blocks_decode', 'attachments_read', 'typing', 'handler_start', 'handler_lock', 'blocks_write', 'status_write', 'task_finish', 'findings', 'after_parsed', 'after_handler']
@@ -88,7 +93,13 @@ export async function endToEndFigures(svc: Service, key: string, scenario: strin
       const w0 = now()
       await t.run()
       const adapterMs = now() - w0
+      // Each side measured alone: the garbage of the run in this process is collected (untimed)
+      // before the service parses, and the parser process's after the service is done, so neither
+      // side's collector runs on the cores while the other side is timed.
+      Bun.gc(true)
+      await Bun.sleep(SETTLE_MS)
       const r = await one(t.file)
+      await Bun.sleep(SETTLE_MS)
       status = r.doc.status
       blocks = r.doc.block_count ?? 0
       if (i === 0) continue // warm-up
@@ -103,6 +114,7 @@ export async function endToEndFigures(svc: Service, key: string, scenario: strin
     const fixed = e2e - (st.parser_extract ?? 0)
     console.log(`end to end, ${t.label} (${blocks} blocks, ${status}): median ${ms(e2e)} = ${(t.units / (e2e / 1000)).toFixed(t.units < 10 ? 1 : 0)} ${t.unit}/s; adapter alone in between ${ms(ad)}: end to end at ${ratio.toFixed(2)} of the adapter alone ${ratio >= 0.8 ? 'PASS' : 'MISS'}; around the parse ${ms(fixed)}`)
     console.log(`  stages (medians, ms): ${Object.entries(st).map(([k, v]) => `${k} ${v.toFixed(1)}`).join(', ')}`)
+    console.log(`  rounds (adapter alone / end to end / parse in the parser process, ms): ${adapterRuns.map((a, i) => `${a.toFixed(0)}/${e2eRuns[i]!.toFixed(0)}/${(stageRuns.parser_extract?.[i] ?? 0).toFixed(0)}`).join(' ')}`)
     rows.push(`| ${t.label} | ${blocks} | ${ms(ad)} | ${ms(e2e)} | ${ratio.toFixed(2)} | ${ms(fixed)} | ${(st.blocks_write ?? 0).toFixed(1)} | ${(st.reply_transfer ?? 0).toFixed(1)} | ${(st.findings ?? 0).toFixed(1)} |`)
 
     // ---- a batch: n documents completed together, against the adapter doing the same n ----
