@@ -123,6 +123,8 @@ export async function endToEndFigures(svc: Service, key: string, scenario: strin
     const a0 = now()
     for (let i = 0; i < n; i++) await t.run()
     const adapterMs = now() - a0
+    Bun.gc(true)
+    await Bun.sleep(SETTLE_MS)
     const ids: string[] = []
     for (let i = 0; i < n; i++) ids.push(await upload(t.file))
     const settled = ids.map((id) => stream.settled(id))
