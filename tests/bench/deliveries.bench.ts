@@ -8,6 +8,7 @@
  *   DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres bun tests/bench/deliveries.bench.ts
  *   BENCH_DELIVERIES=400 BENCH_ROUNDS=5 BENCH_CONCURRENCY=8 (the defaults)
  */
+import { readdirSync, readFileSync } from 'node:fs'
 import { startApp } from '../helpers/app'
 import { createSubscription } from '../../server/notifications/subscriptions'
 import { rotateSecret } from '../../server/notifications/signing-secret'
@@ -44,6 +45,7 @@ async function bareLoop(bodies: string[]): Promise<number> {
   const url = new URL(receiver.url('/bare'))
   const started = performance.now()
   const cpu0 = process.cpuUsage()
+  const [pg0, rx0] = [postgresCpu(), receiverCpu()]
   await Promise.all(Array.from({ length: concurrency }, async () => {
     for (let body = queue.pop(); body !== undefined; body = queue.pop()) {
       const r = await postWebhook(url, { address: receiver.host, family: 4 }, body, { 'svc-signature': signatureHeader(secret, body), 'svc-delivery-id': 'bare', 'svc-event-type': 'task.completed' }, { extraCa: ca })
@@ -52,8 +54,36 @@ async function bareLoop(bodies: string[]): Promise<number> {
   }))
   const cpu = process.cpuUsage(cpu0)
   cpuPerBare.push((cpu.user + cpu.system) / bodies.length)
+  others.postgres.bare.push((postgresCpu() - pg0) * 1e6 / bodies.length)
+  others.receiver.bare.push((receiverCpu() - rx0) * 1e6 / bodies.length)
   return bodies.length / ((performance.now() - started) / 1000)
 }
+
+/**
+ * CPU seconds used so far by the local PostgreSQL server's processes and by the receiver, from
+ * /proc (Linux, PostgreSQL on this machine; NaN elsewhere): what the two sides of the ratio cost
+ * beyond this process, on the same cores.
+ */
+function cpuOf(match: (pid: number, comm: string) => boolean): number {
+  let ticks = 0
+  try {
+    for (const name of readdirSync('/proc')) {
+      if (!/^\d+$/.test(name)) continue
+      try {
+        const stat = readFileSync(`/proc/${name}/stat`, 'utf8')
+        const comm = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'))
+        if (!match(Number(name), comm)) continue
+        const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+        ticks += Number(fields[11]) + Number(fields[12])
+      } catch { /* the process ended meanwhile */ }
+    }
+  } catch { return Number.NaN }
+  return ticks / 100
+}
+const postgresCpu = () => cpuOf((_pid, comm) => comm === 'postgres')
+const receiverCpu = () => cpuOf((pid) => pid === sink.pid)
+/** PostgreSQL's and the receiver's CPU per delivery, us, for each side of each measured round. */
+const others = { postgres: { bare: [] as number[], service: [] as number[] }, receiver: { bare: [] as number[], service: [] as number[] } }
 
 /** Worker CPU (this process: the runner, its database client and the HTTPS client) per delivery, us. */
 const cpuPerDelivery: number[] = []
@@ -93,6 +123,7 @@ const recordedReach = (target: number) => recorded >= target ? Promise.resolve()
 async function servicePath(n: number): Promise<number> {
   let started = 0
   let cpu0 = process.cpuUsage()
+  let [pg0, rx0] = [0, 0]
   const target = recorded + n
   await app.sql.begin(async (tx) => {
     for (let i = 0; i < n; i++) {
@@ -102,11 +133,14 @@ async function servicePath(n: number): Promise<number> {
     }
     started = performance.now()
     cpu0 = process.cpuUsage()
+    ;[pg0, rx0] = [postgresCpu(), receiverCpu()]
   })
   await recordedReach(target)
   const elapsed = (performance.now() - started) / 1000
   const cpu = process.cpuUsage(cpu0)
   cpuPerDelivery.push((cpu.user + cpu.system) / n)
+  others.postgres.service.push((postgresCpu() - pg0) * 1e6 / n)
+  others.receiver.service.push((receiverCpu() - rx0) * 1e6 / n)
   const [left] = await app.sql`select count(*)::int as n from jobs where kind = ${DELIVERY_JOB_KIND}`
   if (left!.n !== 0) throw new Error(`${left!.n} delivery jobs left after every delivery was recorded`)
   const [failed] = await app.sql`select count(*)::int as n from notification_deliveries where status <> 'delivered'`
@@ -137,6 +171,8 @@ for (let round = 1; round <= rounds; round++) {
 }
 console.log(`ratio ${median(ratios).toFixed(2)} median of [${ratios.map((r) => r.toFixed(2)).join(' ')}] (target >= 0.8)`)
 console.log(`worker CPU per delivery ${median(cpuPerDelivery.slice(1)).toFixed(0)} us (bare sign+POST ${median(cpuPerBare.slice(1)).toFixed(0)} us), medians over the measured rounds`)
+const mid = (xs: number[]) => median(xs.slice(1)).toFixed(0)
+console.log(`PostgreSQL CPU per delivery ${mid(others.postgres.service)} us (bare ${mid(others.postgres.bare)} us); receiver CPU per delivery ${mid(others.receiver.service)} us (bare ${mid(others.receiver.bare)} us), medians over the measured rounds (from /proc; PostgreSQL on this machine)`)
 console.log(`runner claims over the whole run: ${claims.jobs + claims.empty} (${claims.empty} empty) for ${recorded} deliveries`)
 
 await runner.stop()
