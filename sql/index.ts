@@ -26,6 +26,7 @@ import m026 from './026_dev_listeners.sql' with { type: 'text' }
 import m027 from './027_document_type_source.sql' with { type: 'text' }
 import m028 from './028_tenant_row_unlocked.sql' with { type: 'text' }
 import m029 from './029_block_chunks.sql' with { type: 'text' }
+import m030 from './030_delivery_finish_hot.sql' with { type: 'text' }
 
 /** One migration: its number, its name and its SQL. */
 export interface Migration { version: number; name: string; sql: string }
@@ -56,4 +57,5 @@ export const MIGRATIONS: Migration[] = [
   { version: 27, name: '027_document_type_source', sql: m027 },
   { version: 28, name: '028_tenant_row_unlocked', sql: m028 },
   { version: 29, name: '029_block_chunks', sql: m029 },
+  { version: 30, name: '030_delivery_finish_hot', sql: m030 },
 ]

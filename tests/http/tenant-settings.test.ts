@@ -105,9 +105,9 @@ describe('reading and replacing', () => {
       for (const [name, days] of Object.entries(ages)) {
         ids[name] = Bun.randomUUIDv7()
         const status = name.startsWith('pending') ? 'pending' : 'delivered'
-        await app.sql`insert into notification_deliveries (tenant_id, id, subscription_id, task_kind, task_id, event_type, channel, body, status, occurred_at, updated_at)
+        await app.sql`insert into notification_deliveries (tenant_id, id, subscription_id, task_kind, task_id, event_type, channel, body, status, occurred_at, created_at, updated_at)
                       values (${tenantId}, ${ids[name]!}, ${sub}, 'evaluation_run', ${crypto.randomUUID()}, 'task.completed', 'email', '{}', ${status},
-                              now(), now() - make_interval(days => ${days}))`
+                              now(), now() - make_interval(days => ${days}), now() - make_interval(days => ${days}))`
       }
       return ids
     }

@@ -29,7 +29,7 @@ const GLOBAL_LOOKUPS = new Set([
   'embed_handoffs_hash', 'embed_sessions_token', // embed credentials likewise
   'break_glass_requests_grants', // an operator's grants, across workspaces
   'case_events_gid', // the embedded database's event tail reads every workspace's events in order
-  'notification_deliveries_finished', // the retention sweep reads finished deliveries of every workspace
+  'notification_deliveries_created', // the retention sweep reads old deliveries of every workspace (BRIN: block ranges, no rows)
 ])
 
 let app: TestApp

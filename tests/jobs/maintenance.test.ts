@@ -34,11 +34,11 @@ describe('notifications maintenance', () => {
     const ids: string[] = []
     for (let i = 0; i < 3; i++) ids.push(...await finish(app, { tenantId: t.id, taskKind: 'diff_run', taskId: sub.task_id, result: 'succeeded' }))
     const [oldDelivered, oldPending, recent] = ids as [string, string, string]
-    await app.sql`update notification_deliveries set status = 'delivered', attempts = 1, updated_at = now() - interval '31 days' where id = ${oldDelivered}`
+    await app.sql`update notification_deliveries set status = 'delivered', attempts = 1, created_at = now() - interval '32 days', updated_at = now() - interval '31 days' where id = ${oldDelivered}`
     await app.sql`insert into notification_delivery_attempts (tenant_id, delivery_id, id, cycle, counted, attempted_at, duration_ms, response_status)
                   values (${t.id}, ${oldDelivered}, ${Bun.randomUUIDv7()}, 1, true, now() - interval '31 days', 5, 204)`
-    await app.sql`update notification_deliveries set updated_at = now() - interval '90 days' where id = ${oldPending}`
-    await app.sql`update notification_deliveries set status = 'dead_lettered', updated_at = now() - interval '29 days' where id = ${recent}`
+    await app.sql`update notification_deliveries set created_at = now() - interval '90 days', updated_at = now() - interval '90 days' where id = ${oldPending}`
+    await app.sql`update notification_deliveries set status = 'dead_lettered', created_at = now() - interval '40 days', updated_at = now() - interval '29 days' where id = ${recent}`
     const deadJob = Bun.randomUUIDv7()
     await app.sql`insert into jobs (id, kind, payload, dead_at) values (${deadJob}, 'x', '{}', now() - interval '31 days')`
     const removed = await app.sql.begin((tx) => runMaintenance(tx))
@@ -47,5 +47,39 @@ describe('notifications maintenance', () => {
     const left = (await app.sql`select id from notification_deliveries where id = any(${ids}::uuid[])`).map((r) => r.id)
     expect(left.sort()).toEqual([oldPending, recent].sort())
     expect(await app.sql`select 1 from notification_delivery_attempts where delivery_id = ${oldDelivered}`).toHaveLength(0)
+  })
+
+  test('a delivery\'s finish is a heap-only update: no index names a column it writes, and pages keep room for it', async () => {
+    // The columns an attempt's finish (jobs/deliver.ts) and a redeliver write. An index naming one
+    // of them, as a key or in its predicate, would make every finish write a new entry into every
+    // index of the table (migration 030).
+    const written = ['status', 'attempts', 'cycle', 'cycle_attempts', 'delivered_at', 'dead_lettered_at', 'dead_letter_reason', 'next_attempt_at', 'pinned_secret_id', 'last_attempt_at', 'updated_at']
+    const indexes = await app.sql<{ name: string; def: string }[]>`
+      select indexrelid::regclass::text as name, pg_get_indexdef(indexrelid) as def from pg_index where indrelid = 'notification_deliveries'::regclass`
+    expect(indexes.length).toBeGreaterThan(0)
+    for (const { name, def } of indexes) {
+      for (const column of written) expect({ name, names: new RegExp(`\\b${column}\\b`).test(def) ? column : null }).toEqual({ name, names: null })
+    }
+    const [table] = await app.sql<{ options: string[] | null }[]>`select reloptions as options from pg_class where oid = 'notification_deliveries'::regclass`
+    expect(table!.options ?? []).toContain('fillfactor=80')
+
+    // And in storage: finishing a pending delivery the way a delivered attempt does is counted by
+    // PostgreSQL as a heap-only update (this transaction's own statistics).
+    const t = await app.tenant()
+    const key = await app.apiKey(t.id, ['notifications:write'])
+    const sub = await subscribe(app, key, { address: 'hot@example.com' }, { kind: 'diff_run' })
+    const [id] = await finish(app, { tenantId: t.id, taskKind: 'diff_run', taskId: sub.task_id, result: 'succeeded' })
+    const hot = await app.sql.begin(async (tx) => {
+      const count = async () => Number((await tx`select coalesce(sum(n_tup_hot_upd), 0)::int as n from pg_stat_xact_user_tables where relname = 'notification_deliveries'`)[0]!.n)
+      const before = await count()
+      const updated = await tx`
+        update notification_deliveries
+        set status = 'delivered', attempts = attempts + 1, cycle_attempts = cycle_attempts + 1, delivered_at = now(),
+            last_attempt_at = now(), next_attempt_at = null, updated_at = now()
+        where tenant_id = ${t.id} and id = ${id!} and status = 'pending'`
+      expect(updated.count).toBe(1)
+      return (await count()) - before
+    })
+    expect(hot).toBe(1)
   })
 })
