@@ -27,6 +27,7 @@ import m027 from './027_document_type_source.sql' with { type: 'text' }
 import m028 from './028_tenant_row_unlocked.sql' with { type: 'text' }
 import m029 from './029_block_chunks.sql' with { type: 'text' }
 import m030 from './030_delivery_finish_hot.sql' with { type: 'text' }
+import m031 from './031_job_claim_hot.sql' with { type: 'text' }
 
 /** One migration: its number, its name and its SQL. */
 export interface Migration { version: number; name: string; sql: string }
@@ -58,4 +59,5 @@ export const MIGRATIONS: Migration[] = [
   { version: 28, name: '028_tenant_row_unlocked', sql: m028 },
   { version: 29, name: '029_block_chunks', sql: m029 },
   { version: 30, name: '030_delivery_finish_hot', sql: m030 },
+  { version: 31, name: '031_job_claim_hot', sql: m031 },
 ]
