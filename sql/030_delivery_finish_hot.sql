@@ -15,7 +15,11 @@
 -- BRIN index on `created_at` instead: a delivery finished before the retention cut-off was created
 -- before it too, and the table is written in creation order, so the sweep reads the block ranges
 -- old enough and skips the rest. A BRIN entry names a range of blocks, not a row, and `created_at`
--- never changes, so the index costs a finish nothing.
+-- never changes, so the index costs a finish nothing. Building it reads the whole table while
+-- inserts wait: on a large table, run `create index concurrently if not exists
+-- notification_deliveries_created on notification_deliveries using brin (created_at)` by hand
+-- before the upgrade, and this migration finds it there. Until then a sweep of the older release
+-- still finds what to delete, by a sequential scan.
 drop index if exists notification_deliveries_finished;
 alter table notification_deliveries set (fillfactor = 80);
 create index if not exists notification_deliveries_created on notification_deliveries using brin (created_at);
