@@ -6,7 +6,7 @@ import { Elysia } from 'elysia'
 import type { AppDeps } from './deps'
 import { requestId } from './http/request-id'
 import { observeHttp } from './observability/http'
-import { problemErrors } from './http/errors'
+import { escapedErrorResponse, problemErrors } from './http/errors'
 import { RouteMethods } from './http/methods'
 import { jsonBody } from './http/body'
 import { serveOpenApiDocument } from './http/openapi-document'
@@ -49,7 +49,10 @@ export function createApp(deps: AppDeps) {
   const front = readFront(deps)
   // normalize 'typebox': unknown members are dropped, but a value of the wrong type is reported where it is (Elysia's default
   // mirror reads a string as an array of characters and points inside it).
-  const app = new Elysia({ name: 'svc', normalize: 'typebox', ...(front ? { serve: { routes: front.routes } } : {}) })
+  // Never Bun's development mode (its default unless NODE_ENV=production, and Elysia's): there an
+  // error escaping the app is answered with an HTML page carrying its message and stack. What
+  // escapes is a problem like any other (escapedErrorResponse).
+  const app = new Elysia({ name: 'svc', normalize: 'typebox', serve: { development: false, error: escapedErrorResponse, ...(front ? { routes: front.routes } : {}) } })
     .use(requestId)
     .use(observeHttp({ log: deps.log, metrics: deps.metrics, accessLog: deps.config.accessLog }))
     .use(problemErrors(methods))

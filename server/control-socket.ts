@@ -25,6 +25,7 @@ export function serveControlSocket(dataDir: string, db: Database, execute: Comma
   rmSync(path, { force: true })
   const server = Bun.serve({
     unix: path,
+    development: false, // an error answers a bare 500, not its message and stack
     async fetch(request) {
       const argv = (await request.json()) as string[]
       if (!Array.isArray(argv) || !argv.every((a) => typeof a === 'string')) return Response.json({ code: 2, stdout: '', stderr: 'svc: bad request\n' })

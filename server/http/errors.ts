@@ -86,6 +86,16 @@ export function errorResponse(code: string | number | undefined, error: unknown,
 }
 
 /**
+ * The listener's last resort (Bun.serve's `error`): an error that escaped the app's own error path
+ * (a fault in that path itself) still leaves as a problem, a 500 whose detail reveals nothing, its
+ * cause logged under a request id of its own. Bun's default in development mode would answer an
+ * HTML page with the message and the stack instead; the listener also runs outside that mode.
+ */
+export function escapedErrorResponse(error: unknown): Response {
+  return errorResponse(undefined, error, '/', crypto.randomUUID())
+}
+
+/**
  * Plugin: the single error path. `methods` is the app's route table (loaded once the app is built),
  * which turns an unknown method on a known path into 405 with `Allow`.
  */

@@ -124,6 +124,7 @@ export async function runListen(args: string[], run: RunCommand, signal?: AbortS
   let forwarded = Promise.resolve()
   const server = Bun.serve({
     hostname: '127.0.0.1', port: options.port, tls: { cert: pems.cert, key: pems.private },
+    development: false, // an error answers a bare 500, not its message and stack
     async fetch(request) {
       const url = new URL(request.url)
       if (request.method !== 'POST' || url.pathname !== path) return new Response('not found', { status: 404 })

@@ -5,6 +5,7 @@
  * and delivery channels from fixed tables, status codes, attempt numbers capped.
  */
 import client from 'prom-client'
+import { defaultLogger } from './log'
 
 /** The database pool as the client reports it (see the client patch's `stats`). */
 export interface PoolStats { size: number; inUse: number; idle: number; waiting: number }
@@ -143,10 +144,19 @@ export function serveMetrics(metrics: Metrics, port: number, hostname: string): 
   const server = Bun.serve({
     port,
     hostname,
+    // Never Bun's development mode, which answers an escaped error with its message and stack.
+    development: false,
     async fetch(req) {
       const path = new URL(req.url).pathname
       if (req.method !== 'GET' || path !== '/metrics') return new Response('not found\n', { status: 404 })
-      return new Response(await metrics.registry.metrics(), { headers: { 'content-type': metrics.registry.contentType } })
+      try {
+        return new Response(await metrics.registry.metrics(), { headers: { 'content-type': metrics.registry.contentType } })
+      } catch (e) {
+        // A collector that failed (the queue depth's query with the database away): the scraper
+        // sees a bare 500 and the cause goes to the log.
+        defaultLogger().error('metrics scrape failed', { error: (e as Error)?.message ?? String(e) })
+        return new Response('metrics unavailable\n', { status: 500 })
+      }
     },
   })
   return { port: server.port!, stop: () => void server.stop(true) }

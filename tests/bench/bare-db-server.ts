@@ -30,6 +30,7 @@ const PREFIX = '/v1/scenarios'
 const server = Bun.serve({
   port: 0,
   hostname: '127.0.0.1',
+  development: false, // as the service's listener
   async fetch(req) {
     const url = req.url
     const path = url.slice(url.indexOf('/', url.indexOf('//') + 2))

@@ -6,6 +6,7 @@ const body = process.env.BARE_BODY ?? '{}'
 const server = Bun.serve({
   port: 0,
   hostname: '127.0.0.1',
+  development: false, // as the service's listener
   fetch: (req) => new Response(body, { status: req.method === 'POST' ? 201 : 200, headers: { 'content-type': 'application/json' } }),
 })
 console.log(server.port)
