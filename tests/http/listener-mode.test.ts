@@ -4,9 +4,11 @@
  * message and stack; and an error that escapes the app's own error path still leaves as a problem
  * whose detail reveals nothing. The metrics listener likewise answers a failing scrape with a bare 500.
  */
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from 'bun:test'
 import { startApp, type TestApp } from '../helpers/app'
 import { serveMetrics, type Metrics } from '../../server/observability/metrics'
+
+setDefaultTimeout(60_000)
 
 const SECRET = 'internal-detail-7f3a: /srv/svc/private.ts'
 let app: TestApp
