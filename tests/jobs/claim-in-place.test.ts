@@ -11,6 +11,7 @@ import { startApp } from '../helpers/app'
 import { enqueueJobs } from '../../jobs/queue'
 import { Engine } from '../../jobs/engine'
 import type { JobKind } from '../../jobs/types'
+import { indexesNaming, storageOptions, updatesSoFar } from '../helpers/heap-only'
 
 setDefaultTimeout(60_000)
 
@@ -19,16 +20,12 @@ beforeAll(async () => { app = await startApp({ runner: false }) }, 120_000)
 afterAll(() => app.stop(), 120_000)
 
 describe('a job claim is a heap-only update', () => {
-  test('no index names a column a claim writes; pages are half free at insert', async () => {
+  test('no index names a column a claim writes; pages keep 60% free at insert', async () => {
     const written = ['locked_by', 'locked_until', 'attempts', 'updated_at', 'last_error']
-    const indexes = await app.sql<{ name: string; def: string }[]>`
-      select indexrelid::regclass::text as name, pg_get_indexdef(indexrelid) as def from pg_index where indrelid = 'jobs'::regclass`
+    const indexes = await indexesNaming(app.sql, 'jobs', written)
     expect(indexes.length).toBeGreaterThan(0)
-    for (const { name, def } of indexes) {
-      for (const column of written) expect({ name, names: new RegExp(`\\b${column}\\b`).test(def) ? column : null }).toEqual({ name, names: null })
-    }
-    const [table] = await app.sql<{ options: string[] | null }[]>`select reloptions as options from pg_class where oid = 'jobs'::regclass`
-    expect(table!.options ?? []).toContain('fillfactor=40')
+    expect(indexes).toEqual(indexes.map(({ name }) => ({ name, names: null })))
+    expect(await storageOptions(app.sql, 'jobs')).toContain('fillfactor=40')
   })
 
   test('the runner claiming 400 queued deliveries-sized jobs updates every row in place', async () => {
@@ -39,15 +36,12 @@ describe('a job claim is a heap-only update', () => {
     }))))
     const kinds: Record<string, JobKind> = { [kind]: { handler: async () => {} } as unknown as JobKind }
     const { claimed, updates, inPlace } = await app.sql.begin(async (tx) => {
-      const stats = async () => (await tx<{ upd: number; hot: number }[]>`
-        select coalesce(sum(n_tup_upd), 0)::int as upd, coalesce(sum(n_tup_hot_upd), 0)::int as hot
-        from pg_stat_xact_user_tables where relname = 'jobs'`)[0]!
-      const before = await stats()
+      const before = await updatesSoFar(tx, 'jobs')
       // The runner's own claim statement, run on this transaction so its statistics are readable here.
       const engine = new Engine({ ...app.deps, sql: tx as never }, kinds, { log: () => {} })
       const jobs = await engine.claim(400)
-      const after = await stats()
-      return { claimed: jobs.length, updates: after.upd - before.upd, inPlace: after.hot - before.hot }
+      const after = await updatesSoFar(tx, 'jobs')
+      return { claimed: jobs.length, updates: after.updated - before.updated, inPlace: after.heapOnly - before.heapOnly }
     })
     expect(claimed).toBe(400)
     expect(updates).toBe(400)

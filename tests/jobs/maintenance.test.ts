@@ -9,6 +9,7 @@ import { armMaintenance, MAINTENANCE_JOB_KIND, runMaintenance } from '../../serv
 import { JOB_KINDS } from '../../server/job-kinds'
 import { startRunner } from '../../jobs/runner'
 import { finish, startNotifyApp, subscribe } from './support'
+import { indexesNaming, storageOptions, updatesSoFar } from '../helpers/heap-only'
 
 setDefaultTimeout(60_000)
 
@@ -54,14 +55,10 @@ describe('notifications maintenance', () => {
     // of them, as a key or in its predicate, would make every finish write a new entry into every
     // index of the table (migration 030).
     const written = ['status', 'attempts', 'cycle', 'cycle_attempts', 'delivered_at', 'dead_lettered_at', 'dead_letter_reason', 'next_attempt_at', 'pinned_secret_id', 'last_attempt_at', 'updated_at']
-    const indexes = await app.sql<{ name: string; def: string }[]>`
-      select indexrelid::regclass::text as name, pg_get_indexdef(indexrelid) as def from pg_index where indrelid = 'notification_deliveries'::regclass`
+    const indexes = await indexesNaming(app.sql, 'notification_deliveries', written)
     expect(indexes.length).toBeGreaterThan(0)
-    for (const { name, def } of indexes) {
-      for (const column of written) expect({ name, names: new RegExp(`\\b${column}\\b`).test(def) ? column : null }).toEqual({ name, names: null })
-    }
-    const [table] = await app.sql<{ options: string[] | null }[]>`select reloptions as options from pg_class where oid = 'notification_deliveries'::regclass`
-    expect(table!.options ?? []).toContain('fillfactor=80')
+    expect(indexes).toEqual(indexes.map(({ name }) => ({ name, names: null })))
+    expect(await storageOptions(app.sql, 'notification_deliveries')).toContain('fillfactor=80')
 
     // And in storage: finishing a pending delivery whose page has room, the way a delivered attempt
     // does, is counted by PostgreSQL as a heap-only update (this transaction's own statistics).
@@ -70,7 +67,7 @@ describe('notifications maintenance', () => {
     const sub = await subscribe(app, key, { address: 'hot@example.com' }, { kind: 'diff_run' })
     const [id] = await finish(app, { tenantId: t.id, taskKind: 'diff_run', taskId: sub.task_id, result: 'succeeded' })
     const hot = await app.sql.begin(async (tx) => {
-      const count = async () => Number((await tx`select coalesce(sum(n_tup_hot_upd), 0)::int as n from pg_stat_xact_user_tables where relname = 'notification_deliveries'`)[0]!.n)
+      const count = async () => (await updatesSoFar(tx, 'notification_deliveries')).heapOnly
       const before = await count()
       const updated = await tx`
         update notification_deliveries
