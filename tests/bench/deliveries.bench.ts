@@ -43,45 +43,50 @@ const ca = [await Bun.file(caFile).text()]
 async function bareLoop(bodies: string[]): Promise<number> {
   const queue = [...bodies]
   const url = new URL(receiver.url('/bare'))
+  const before = otherCpu()
   const started = performance.now()
   const cpu0 = process.cpuUsage()
-  const [pg0, rx0] = [postgresCpu(), receiverCpu()]
   await Promise.all(Array.from({ length: concurrency }, async () => {
     for (let body = queue.pop(); body !== undefined; body = queue.pop()) {
       const r = await postWebhook(url, { address: receiver.host, family: 4 }, body, { 'svc-signature': signatureHeader(secret, body), 'svc-delivery-id': 'bare', 'svc-event-type': 'task.completed' }, { extraCa: ca })
       if (r.status !== 204) throw new Error(`bare POST failed: ${JSON.stringify(r)}`)
     }
   }))
+  const elapsed = (performance.now() - started) / 1000
   const cpu = process.cpuUsage(cpu0)
   cpuPerBare.push((cpu.user + cpu.system) / bodies.length)
-  others.postgres.bare.push((postgresCpu() - pg0) * 1e6 / bodies.length)
-  others.receiver.bare.push((receiverCpu() - rx0) * 1e6 / bodies.length)
-  return bodies.length / ((performance.now() - started) / 1000)
+  recordOthers('bare', before, bodies.length)
+  return bodies.length / elapsed
 }
 
 /**
- * CPU seconds used so far by the local PostgreSQL server's processes and by the receiver, from
- * /proc (Linux, PostgreSQL on this machine; NaN elsewhere): what the two sides of the ratio cost
- * beyond this process, on the same cores.
+ * CPU seconds used so far by the local PostgreSQL server's processes and by the receiver, from one
+ * pass over /proc (Linux, PostgreSQL on this machine; NaN elsewhere): what the two sides of the
+ * ratio cost beyond this process, on the same cores. Read outside the timed windows.
  */
-function cpuOf(match: (pid: number, comm: string) => boolean): number {
-  let ticks = 0
+function otherCpu(): { postgres: number; receiver: number } {
+  const ticks = { postgres: 0, receiver: 0 }
   try {
     for (const name of readdirSync('/proc')) {
       if (!/^\d+$/.test(name)) continue
       try {
         const stat = readFileSync(`/proc/${name}/stat`, 'utf8')
         const comm = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'))
-        if (!match(Number(name), comm)) continue
+        const which = Number(name) === sink.pid ? 'receiver' : comm === 'postgres' ? 'postgres' : undefined
+        if (!which) continue
         const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
-        ticks += Number(fields[11]) + Number(fields[12])
+        ticks[which] += Number(fields[11]) + Number(fields[12])
       } catch { /* the process ended meanwhile */ }
     }
-  } catch { return Number.NaN }
-  return ticks / 100
+  } catch { return { postgres: Number.NaN, receiver: Number.NaN } }
+  return { postgres: ticks.postgres / 100, receiver: ticks.receiver / 100 }
 }
-const postgresCpu = () => cpuOf((_pid, comm) => comm === 'postgres')
-const receiverCpu = () => cpuOf((pid) => pid === sink.pid)
+/** Pushes PostgreSQL's and the receiver's CPU per unit since `before` onto one side's figures, us. */
+const recordOthers = (side: 'bare' | 'service', before: { postgres: number; receiver: number }, units: number) => {
+  const now = otherCpu()
+  others.postgres[side].push((now.postgres - before.postgres) * 1e6 / units)
+  others.receiver[side].push((now.receiver - before.receiver) * 1e6 / units)
+}
 /** PostgreSQL's and the receiver's CPU per delivery, us, for each side of each measured round. */
 const others = { postgres: { bare: [] as number[], service: [] as number[] }, receiver: { bare: [] as number[], service: [] as number[] } }
 
@@ -123,7 +128,7 @@ const recordedReach = (target: number) => recorded >= target ? Promise.resolve()
 async function servicePath(n: number): Promise<number> {
   let started = 0
   let cpu0 = process.cpuUsage()
-  let [pg0, rx0] = [0, 0]
+  let before = { postgres: 0, receiver: 0 }
   const target = recorded + n
   await app.sql.begin(async (tx) => {
     for (let i = 0; i < n; i++) {
@@ -131,16 +136,15 @@ async function servicePath(n: number): Promise<number> {
       await createSubscription(tx, tenant.id, { taskKind: 'evaluation_run', taskId, channel: 'webhook', webhook: { url: receiver.url('/svc') } })
       await finishTask(tx, { links: app.deps.links, tenantId: tenant.id, taskKind: 'evaluation_run', taskId, resourcePath: `/v1/scenarios/s/evaluations/${taskId}`, result: 'succeeded' })
     }
+    before = otherCpu()
     started = performance.now()
     cpu0 = process.cpuUsage()
-    ;[pg0, rx0] = [postgresCpu(), receiverCpu()]
   })
   await recordedReach(target)
   const elapsed = (performance.now() - started) / 1000
   const cpu = process.cpuUsage(cpu0)
   cpuPerDelivery.push((cpu.user + cpu.system) / n)
-  others.postgres.service.push((postgresCpu() - pg0) * 1e6 / n)
-  others.receiver.service.push((receiverCpu() - rx0) * 1e6 / n)
+  recordOthers('service', before, n)
   const [left] = await app.sql`select count(*)::int as n from jobs where kind = ${DELIVERY_JOB_KIND}`
   if (left!.n !== 0) throw new Error(`${left!.n} delivery jobs left after every delivery was recorded`)
   const [failed] = await app.sql`select count(*)::int as n from notification_deliveries where status <> 'delivered'`
