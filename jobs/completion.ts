@@ -12,6 +12,7 @@
  *   records its attempts) writes its outcomes joined to the jobs that statement's delete removed.
  */
 import type { Sql } from '../server/db/connect'
+import { deleteHeldJobs } from './claim'
 
 /**
  * Collects items ending in one tick and flushes them with one call (one at a time). `flush`
@@ -59,9 +60,8 @@ export class CompletionBatch {
 
   constructor(sql: Sql, workerId: string) {
     this.batch = new TickBatch(async (jobs) => {
-      const rows = await sql<{ id: string }[]>`
-        delete from jobs where locked_by = ${workerId} and id = any(${jobs.map((j) => j.id)}::uuid[]) returning id`
-      return new Set(rows.map((r) => r.id))
+      const rows = await deleteHeldJobs(sql, workerId, jobs.map((j) => j.id))
+      return new Set(rows.map((r) => r.id as string))
     })
   }
 

@@ -23,7 +23,7 @@ import { outgoingTraceparent } from '../server/observability/context'
 import pkg from '../package.json' with { type: 'json' }
 
 /** A claimed delivery job (before or after its attempt). */
-type DeliveryJobOf<Prepared = unknown> = JobOf<typeof DeliveryJob.payload, true, Prepared>
+export type DeliveryJobOf<Prepared = unknown> = JobOf<typeof DeliveryJob.payload, true, Prepared>
 
 /** Why a target is refused without consuming an attempt. */
 export type Refusal = 'refused_http_url' | 'refused_no_signing_secret' | 'refused_private_address'
@@ -74,7 +74,8 @@ const listenerCa = (pem: string) => {
   return ca
 }
 
-type LoadedDelivery = PendingDelivery & { secret_id: string | null; secret_ciphertext: Uint8Array | null }
+/** A delivery as the batch read returns it: with its target and the secret it would sign with. */
+export type LoadedDelivery = PendingDelivery & { secret_id: string | null; secret_ciphertext: Uint8Array | null }
 
 /**
  * Reads deliveries with their target and the secret each would sign with (pinned, else active),
@@ -85,7 +86,7 @@ type LoadedDelivery = PendingDelivery & { secret_id: string | null; secret_ciphe
  * while the tables were small, was a hash join over a sequential scan of every delivery, kept as
  * the table grew: 12 ms a batch after a few thousand deliveries, and falling throughput.
  */
-async function readDeliveries(sql: Sql, keys: { tenantId: string; deliveryId: string }[]): Promise<LoadedDelivery[]> {
+export async function readDeliveries(sql: Sql, keys: { tenantId: string; deliveryId: string }[]): Promise<LoadedDelivery[]> {
   return sql<LoadedDelivery[]>`
     select d.id, d.tenant_id, d.status, d.channel, d.body, d.event_type, d.cycle, d.pinned_secret_id, s.webhook_url, s.email_address,
            d.cycle_attempts, d.request_id, d.traceparent, usable_secret.id as secret_id, usable_secret.secret_ciphertext
@@ -314,7 +315,7 @@ const finishesTogether = (outcome: AttemptOutcome | undefined) => outcome !== un
  * writes nothing; a crash before the commit leaves every job of the batch claimed, to run again.
  * Returns the ids of the jobs finished.
  */
-async function recordTogether(sql: Sql, jobs: DeliveryJobOf<AttemptOutcome>[], done: postgres.PendingQuery<postgres.Row[]>): Promise<ReadonlySet<string>> {
+export async function recordTogether(sql: Sql, jobs: DeliveryJobOf<AttemptOutcome>[], done: postgres.PendingQuery<postgres.Row[]>): Promise<ReadonlySet<string>> {
   const sent = jobs.filter((j) => j.prepared.kind !== 'skip')
   const col = <T>(f: (j: DeliveryJobOf<AttemptOutcome>, o: Exclude<AttemptOutcome, { kind: 'skip' }>) => T) =>
     sent.map((j) => f(j, j.prepared as Exclude<AttemptOutcome, { kind: 'skip' }>))

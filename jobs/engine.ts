@@ -12,6 +12,7 @@ import type { ClaimedJob, JobKind } from './types'
 import { jobBackoffMs } from './backoff'
 import { isDependencyOutage } from '../server/http/dependency-errors'
 import { CompletionBatch, TickBatch } from './completion'
+import { claimDueJobs, deleteHeldJobs } from './claim'
 import { contextFromStored, runWithContext } from '../server/observability/context'
 
 /** A structured log line. */
@@ -52,7 +53,7 @@ export class Engine {
       const together = kind.finishTogether
       if (!together || kind.repeatEveryMs !== undefined) continue
       this.together.set(name, new TickBatch<ClaimedJob>((jobs) => together.run(deps.sql, jobs, deps,
-        deps.sql`delete from jobs where locked_by = ${this.workerId} and id = any(${jobs.map((j) => j.id)}::uuid[]) returning id`)))
+        deleteHeldJobs(deps.sql, this.workerId, jobs.map((j) => j.id)))))
     }
     this.leaseMs = opts.leaseMs ?? deps.config.jobLeaseMs ?? 60_000
     this.log = opts.log ?? ((level, message, extra) => deps.log.log(level, message, extra))
@@ -78,20 +79,7 @@ export class Engine {
         where locked_by = ${this.workerId} and not (id = any(${known}::uuid[]))`
       this.claimLost = false
     }
-    const rows = await sql<{ id: string; kind: string; tenant_id: string | null; payload: Record<string, any>; attempts: number; last_error: string | null; request_id: string | null; traceparent: string | null; lease_expired: boolean }[]>`
-      update jobs j
-      set locked_by = ${this.workerId}, locked_until = now() + make_interval(secs => ${this.leaseMs / 1000}),
-          attempts = j.attempts + 1, updated_at = now()
-      from (
-        -- A lease still set here lapsed: every normal end of a run clears it.
-        select id, locked_until is not null as lease_expired from jobs
-        where dead_at is null and run_at <= now() and (locked_until is null or locked_until < now())
-        order by run_at
-        limit ${n}
-        for update skip locked
-      ) due
-      where j.id = due.id
-      returning j.id, j.kind, j.tenant_id, j.payload, j.attempts, j.last_error, j.request_id, j.traceparent, due.lease_expired`
+    const rows = await claimDueJobs(sql, this.workerId, this.leaseMs, n)
     this.deps.metrics.jobClaim(rows.length > 0 ? 'jobs' : 'empty')
     const claimed: ClaimedJob[] = rows.map((r) => ({
       id: r.id, kind: r.kind, tenantId: r.tenant_id, payload: r.payload, attempts: r.attempts,

@@ -4,6 +4,12 @@
  * ratio to a bare loop that signs and POSTs the same bodies with the same concurrency and the same
  * HTTPS client, measured in the same run. Target (issue 30): 0.8 or more.
  *
+ * A third side, the database-bound baseline (as api.bench's bare server runs the service's own SQL):
+ * a hand-written loop that claims, reads and finishes the same delivery jobs with the service's own
+ * statements (jobs/claim.ts, readDeliveries, recordTogether) around the same sign-and-POST, with
+ * none of the runner around them (no engine, trace context, metrics or log line). Its ratio says what
+ * the service's own machinery costs; the bare loop's ratio says what the database work costs too.
+ *
  *   bun tests/bench/deliveries.bench.ts                       (embedded database)
  *   DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres bun tests/bench/deliveries.bench.ts
  *   BENCH_DELIVERIES=400 BENCH_ROUNDS=5 BENCH_CONCURRENCY=8 (the defaults)
@@ -20,6 +26,8 @@ import { signatureHeader } from '../../jobs/signing'
 import { renderEnvelope } from '../../server/notifications/envelope'
 import { median } from './load'
 import { DELIVERY_JOB_KIND } from '../../server/notifications/outbox'
+import { claimDueJobs, deleteHeldJobs } from '../../jobs/claim'
+import { readDeliveries, recordTogether, type AttemptOutcome, type DeliveryJobOf, type LoadedDelivery } from '../../jobs/deliver'
 
 const total = Number(process.env.BENCH_DELIVERIES ?? 400)
 const concurrency = Number(process.env.BENCH_CONCURRENCY ?? 8)
@@ -82,18 +90,20 @@ function otherCpu(): { postgres: number; receiver: number } {
   return { postgres: ticks.postgres / 100, receiver: ticks.receiver / 100 }
 }
 /** Pushes PostgreSQL's and the receiver's CPU per unit since `before` onto one side's figures, us. */
-const recordOthers = (side: 'bare' | 'service', before: { postgres: number; receiver: number }, units: number) => {
+const recordOthers = (side: 'bare' | 'bareDb' | 'service', before: { postgres: number; receiver: number }, units: number) => {
   const now = otherCpu()
   others.postgres[side].push((now.postgres - before.postgres) * 1e6 / units)
   others.receiver[side].push((now.receiver - before.receiver) * 1e6 / units)
 }
 /** PostgreSQL's and the receiver's CPU per delivery, us, for each side of each measured round. */
-const others = { postgres: { bare: [] as number[], service: [] as number[] }, receiver: { bare: [] as number[], service: [] as number[] } }
+const others = { postgres: { bare: [] as number[], bareDb: [] as number[], service: [] as number[] }, receiver: { bare: [] as number[], bareDb: [] as number[], service: [] as number[] } }
 
 /** Worker CPU (this process: the runner, its database client and the HTTPS client) per delivery, us. */
 const cpuPerDelivery: number[] = []
 /** The bare loop's CPU per POST, us (signing and the HTTPS client alone). */
 const cpuPerBare: number[] = []
+/** The database-bound baseline's CPU per delivery, us (its statements, signing and the HTTPS client). */
+const cpuPerBareDb: number[] = []
 
 /**
  * Deliveries recorded so far, counted in this process where the runner reports each one: the
@@ -130,12 +140,8 @@ async function servicePath(n: number): Promise<number> {
   let cpu0 = process.cpuUsage()
   let before = { postgres: 0, receiver: 0 }
   const target = recorded + n
-  await app.sql.begin(async (tx) => {
-    for (let i = 0; i < n; i++) {
-      const taskId = crypto.randomUUID()
-      await createSubscription(tx, tenant.id, { taskKind: 'evaluation_run', taskId, channel: 'webhook', webhook: { url: receiver.url('/svc') } })
-      await finishTask(tx, { links: app.deps.links, tenantId: tenant.id, taskKind: 'evaluation_run', taskId, resourcePath: `/v1/scenarios/s/evaluations/${taskId}`, result: 'succeeded' })
-    }
+  await settleTables()
+  await finishTasks(n, () => {
     before = otherCpu()
     started = performance.now()
     cpu0 = process.cpuUsage()
@@ -145,10 +151,111 @@ async function servicePath(n: number): Promise<number> {
   const cpu = process.cpuUsage(cpu0)
   cpuPerDelivery.push((cpu.user + cpu.system) / n)
   recordOthers('service', before, n)
+  await checkAllDelivered()
+  return n / elapsed
+}
+
+/**
+ * The outbox phase of a round, untimed: `n` finished tasks with one webhook subscription each, in
+ * one transaction; `beforeCommit` runs last inside it (the service side starts its clock there).
+ */
+async function finishTasks(n: number, beforeCommit: () => void = () => {}): Promise<void> {
+  await app.sql.begin(async (tx) => {
+    for (let i = 0; i < n; i++) {
+      const taskId = crypto.randomUUID()
+      await createSubscription(tx, tenant.id, { taskKind: 'evaluation_run', taskId, channel: 'webhook', webhook: { url: receiver.url('/svc') } })
+      await finishTask(tx, { links: app.deps.links, tenantId: tenant.id, taskKind: 'evaluation_run', taskId, resourcePath: `/v1/scenarios/s/evaluations/${taskId}`, result: 'succeeded' })
+    }
+    beforeCommit()
+  })
+}
+
+/**
+ * Vacuums and analyzes the tables a round writes, untimed, before each side's round: what
+ * autovacuum does between bursts in a deployment. This machine's PostgreSQL runs with autovacuum
+ * off (its CI configuration), and without it every round left the next one a jobs table of dead
+ * rows, and each connection's cached generic plans, made while the tables were tiny, kept scanning
+ * them whole: the finish's job delete went from a few pages to a 15 MB sequential scan and both
+ * database sides lost 60-75% of their rate over ten rounds (a vacuum also invalidates those plans).
+ */
+async function settleTables(): Promise<void> {
+  for (const table of ['jobs', 'notification_deliveries', 'notification_delivery_attempts', 'task_notification_subscriptions', 'task_outcomes']) {
+    await app.sql.unsafe(`vacuum (analyze) ${table}`)
+  }
+}
+
+/** Untimed, after a round: no delivery job left, every delivery delivered. */
+async function checkAllDelivered(): Promise<void> {
   const [left] = await app.sql`select count(*)::int as n from jobs where kind = ${DELIVERY_JOB_KIND}`
   if (left!.n !== 0) throw new Error(`${left!.n} delivery jobs left after every delivery was recorded`)
   const [failed] = await app.sql`select count(*)::int as n from notification_deliveries where status <> 'delivered'`
   if (failed!.n !== 0) throw new Error(`${failed!.n} deliveries not delivered`)
+}
+
+/**
+ * The database-bound baseline: `n` deliveries enqueued as the service path's are (untimed, the
+ * runner stopped so that it leaves them alone), then delivered by a hand-written loop running the
+ * service's own statements: claims of up to twice the concurrency kept one ahead of the senders
+ * (jobs/claim.ts, then readDeliveries for the claim), `concurrency` senders signing and POSTing
+ * with the same client as the bare loop, and the outcomes that end while a finish runs recorded
+ * by the next one (recordTogether joined to deleteHeldJobs: one statement at a time). Timed from
+ * the first claim to the last finish's commit.
+ */
+async function bareDbLoop(n: number): Promise<number> {
+  await runner.stop()
+  await finishTasks(n)
+  await settleTables()
+  const { sql } = app.deps
+  const workerId = `bench-bare:${crypto.randomUUID().slice(0, 8)}`
+  const queue: DeliveryJobOf<AttemptOutcome>[] = []
+  let claiming: Promise<void> | undefined
+  let claimedAll = false
+  /** One claim with its batch read, at a time; the senders start it when the queue runs low. */
+  const claim = () => claiming ??= (async () => {
+    const rows = await claimDueJobs(sql, workerId, 60_000, 2 * concurrency)
+    if (rows.length === 0) claimedAll = true
+    const loaded = await readDeliveries(sql, rows.map((r) => ({ tenantId: r.tenant_id!, deliveryId: r.payload.deliveryId })))
+    const byId = new Map(loaded.map((d) => [d.id, d]))
+    for (const r of rows) queue.push({ id: r.id, kind: r.kind, tenantId: r.tenant_id, payload: r.payload, attempts: r.attempts, loaded: byId.get(r.payload.deliveryId) } as DeliveryJobOf<AttemptOutcome>)
+  })().finally(() => { claiming = undefined })
+  const ended: DeliveryJobOf<AttemptOutcome>[] = []
+  let finishing: Promise<void> | undefined
+  let finished = 0
+  /** Records every ended outcome, one recordTogether at a time (those ending meanwhile go in the next). */
+  const finish = () => finishing ??= (async () => {
+    while (ended.length > 0) {
+      const batch = ended.splice(0)
+      const done = await recordTogether(sql, batch, deleteHeldJobs(sql, workerId, batch.map((j) => j.id)))
+      finished += done.size
+    }
+  })().finally(() => { finishing = undefined })
+
+  const before = otherCpu()
+  const started = performance.now()
+  const cpu0 = process.cpuUsage()
+  await Promise.all(Array.from({ length: concurrency }, async () => {
+    for (;;) {
+      if (queue.length < concurrency && !claimedAll) void claim()
+      while (queue.length === 0 && !claimedAll) await claim()
+      const job = queue.shift()
+      if (!job) return
+      const d = job.loaded as LoadedDelivery
+      const at = new Date()
+      const r = await postWebhook(new URL(d.webhook_url!), { address: receiver.host, family: 4 }, d.body, { 'svc-signature': signatureHeader(secret, d.body), 'svc-delivery-id': d.id, 'svc-event-type': d.event_type }, { extraCa: ca })
+      if (r.status !== 204) throw new Error(`database-bound POST failed: ${JSON.stringify(r)}`)
+      job.prepared = { kind: 'sent', ok: true, status: r.status, at, durationMs: r.durationMs, secretId: d.secret_id }
+      ended.push(job)
+      void finish()
+    }
+  }))
+  while (finishing) await finishing
+  const elapsed = (performance.now() - started) / 1000
+  const cpu = process.cpuUsage(cpu0)
+  cpuPerBareDb.push((cpu.user + cpu.system) / n)
+  recordOthers('bareDb', before, n)
+  if (finished !== n) throw new Error(`database-bound baseline finished ${finished} of ${n} deliveries`)
+  await checkAllDelivered()
+  runner = startRunner(app.deps, JOB_KINDS, { concurrency, log: () => {} })
   return n / elapsed
 }
 
@@ -161,22 +268,28 @@ const bodies = Array.from({ length: total }, () => sample.replace(/"delivery_id"
 
 console.log(`deliveries.bench: ${total} deliveries per round, ${rounds} alternating rounds, concurrency ${concurrency}, ${database}`)
 // One runner for the whole run, started (its kinds armed, its LISTEN open) before anything is timed.
-const runner = startRunner(app.deps, JOB_KINDS, { concurrency, log: () => {} })
+let runner = startRunner(app.deps, JOB_KINDS, { concurrency, log: () => {} })
 await bareLoop(bodies.slice(0, Math.min(100, total))) // warm-up
+await bareDbLoop(Math.min(100, total))
 await servicePath(Math.min(100, total))
 // The machine may be shared: alternate the two measurements, so a slow spell lands on both sides
 // of a round's ratio, and quote the median ratio of the rounds, printing every round.
 const ratios: number[] = []
+const dbRatios: number[] = []
 for (let round = 1; round <= rounds; round++) {
   const bare = await bareLoop(bodies)
+  const bareDb = await bareDbLoop(total)
   const service = await servicePath(total)
   ratios.push(service / bare)
-  console.log(`round ${round}: bare sign+POST loop ${bare.toFixed(0)}/s, service (outbox+runner) ${service.toFixed(0)}/s, ratio ${(service / bare).toFixed(2)}`)
+  dbRatios.push(service / bareDb)
+  console.log(`round ${round}: bare sign+POST loop ${bare.toFixed(0)}/s, database-bound loop ${bareDb.toFixed(0)}/s, service (outbox+runner) ${service.toFixed(0)}/s, ratio ${(service / bare).toFixed(2)} (of the database-bound loop ${(service / bareDb).toFixed(2)})`)
 }
-console.log(`ratio ${median(ratios).toFixed(2)} median of [${ratios.map((r) => r.toFixed(2)).join(' ')}] (target >= 0.8)`)
-console.log(`worker CPU per delivery ${median(cpuPerDelivery.slice(1)).toFixed(0)} us (bare sign+POST ${median(cpuPerBare.slice(1)).toFixed(0)} us), medians over the measured rounds`)
+const list = (xs: number[]) => xs.map((r) => r.toFixed(2)).join(' ')
+console.log(`ratio ${median(ratios).toFixed(2)} median of [${list(ratios)}] (target >= 0.8)`)
+console.log(`ratio to the database-bound loop (the service's own SQL, no runner) ${median(dbRatios).toFixed(2)} median of [${list(dbRatios)}]`)
 const mid = (xs: number[]) => median(xs.slice(1)).toFixed(0)
-console.log(`PostgreSQL CPU per delivery ${mid(others.postgres.service)} us (bare ${mid(others.postgres.bare)} us); receiver CPU per delivery ${mid(others.receiver.service)} us (bare ${mid(others.receiver.bare)} us), medians over the measured rounds (from /proc; PostgreSQL on this machine)`)
+console.log(`worker CPU per delivery ${mid(cpuPerDelivery)} us (bare sign+POST ${mid(cpuPerBare)} us, database-bound loop ${mid(cpuPerBareDb)} us), medians over the measured rounds`)
+console.log(`PostgreSQL CPU per delivery ${mid(others.postgres.service)} us (bare ${mid(others.postgres.bare)} us, database-bound ${mid(others.postgres.bareDb)} us); receiver CPU per delivery ${mid(others.receiver.service)} us (bare ${mid(others.receiver.bare)} us, database-bound ${mid(others.receiver.bareDb)} us), medians over the measured rounds (from /proc; PostgreSQL on this machine)`)
 console.log(`runner claims over the whole run: ${claims.jobs + claims.empty} (${claims.empty} empty) for ${recorded} deliveries`)
 
 await runner.stop()
