@@ -176,7 +176,8 @@ async function finishTasks(n: number, beforeCommit: () => void = () => {}): Prom
  * off (its CI configuration), and without it every round left the next one a jobs table of dead
  * rows, and each connection's cached generic plans, made while the tables were tiny, kept scanning
  * them whole: the finish's job delete went from a few pages to a 15 MB sequential scan and both
- * database sides lost 60-75% of their rate over ten rounds (a vacuum also invalidates those plans).
+ * database sides lost 60-75% of their rate over ten rounds. Vacuum gives the emptied pages back;
+ * analyze makes each connection plan those statements again (docs/operations.md, the job queue).
  */
 async function settleTables(): Promise<void> {
   for (const table of ['jobs', 'notification_deliveries', 'notification_delivery_attempts', 'task_notification_subscriptions', 'task_outcomes']) {
