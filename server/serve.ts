@@ -8,6 +8,7 @@ import { ConfigError, loadConfig, type Config } from './config'
 import { EmbeddedDatabaseInUse, openDatabase, type Database } from './db/connect'
 import { serveControlSocket } from './control-socket'
 import { migrate } from './db/migrate'
+import { autovacuumGaps, autovacuumWarning } from './db/upkeep'
 import { createApp } from './app'
 import { wireDeps } from './wiring'
 import { startRunner } from '../jobs/runner'
@@ -49,6 +50,11 @@ export async function start() {
   const closeControlSocket = db.embedded ? serveControlSocket(config.dataDir, db, async (d, argv) => (await import('./cli')).executeCommand(d, argv)) : () => {}
   const applied = await db.unbounded(migrate)
   if (applied.length) log('info', 'migrations applied', { versions: applied })
+  if (!db.embedded) {
+    const gaps = await autovacuumGaps(db.sql).catch(() => [])
+    const warning = autovacuumWarning(gaps)
+    if (warning) log('warn', warning, { autovacuum_off_for: gaps })
+  }
 
   let draining = false
   const deps = wireDeps(config, db, () => draining, { log: logger })

@@ -13,6 +13,7 @@
  *   bun tests/bench/deliveries.bench.ts                       (embedded database)
  *   DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres bun tests/bench/deliveries.bench.ts
  *   BENCH_DELIVERIES=400 BENCH_ROUNDS=5 BENCH_CONCURRENCY=8 (the defaults)
+ *   BENCH_VACUUM=0: no vacuum between rounds (see settleTables), to watch the tables age
  */
 import { readdirSync, readFileSync } from 'node:fs'
 import { startApp } from '../helpers/app'
@@ -180,6 +181,7 @@ async function finishTasks(n: number, beforeCommit: () => void = () => {}): Prom
  * analyze makes each connection plan those statements again (docs/operations.md, the job queue).
  */
 async function settleTables(): Promise<void> {
+  if (process.env.BENCH_VACUUM === '0') return
   for (const table of ['jobs', 'notification_deliveries', 'notification_delivery_attempts', 'task_notification_subscriptions', 'task_outcomes']) {
     await app.sql.unsafe(`vacuum (analyze) ${table}`)
   }
