@@ -28,6 +28,7 @@ import m028 from './028_tenant_row_unlocked.sql' with { type: 'text' }
 import m029 from './029_block_chunks.sql' with { type: 'text' }
 import m030 from './030_delivery_finish_hot.sql' with { type: 'text' }
 import m031 from './031_job_claim_hot.sql' with { type: 'text' }
+import m032 from './032_delivery_subscription_index.sql' with { type: 'text' }
 
 /** One migration: its number, its name and its SQL. */
 export interface Migration { version: number; name: string; sql: string }
@@ -60,4 +61,5 @@ export const MIGRATIONS: Migration[] = [
   { version: 29, name: '029_block_chunks', sql: m029 },
   { version: 30, name: '030_delivery_finish_hot', sql: m030 },
   { version: 31, name: '031_job_claim_hot', sql: m031 },
+  { version: 32, name: '032_delivery_subscription_index', sql: m032 },
 ]
