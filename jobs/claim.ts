@@ -43,10 +43,12 @@ export function claimDueJobs(sql: Sql, workerId: string, leaseMs: number, n: num
 }
 
 /**
- * The delete of the listed jobs that `workerId` still holds, returning their ids: a statement to
- * run, or to embed as a CTE in a kind's finish so its writes join only the jobs it removed (a job
- * another worker took over is neither finished nor written for twice).
+ * The delete of the listed jobs that `workerId` still holds, returning their ids (column `id`): a
+ * statement to run, or to embed as a CTE in a kind's finish so its writes join only the jobs it
+ * removed (a job another worker took over is neither finished nor written for twice). It runs in
+ * `svc_delete_held_jobs` (sql/033), planned so that it finds the jobs by their key: as a prepared
+ * statement, its plan made while the table was nearly empty kept a sequential scan of it.
  */
 export function deleteHeldJobs(sql: Sql, workerId: string, ids: string[]): postgres.PendingQuery<postgres.Row[]> {
-  return sql`delete from jobs where locked_by = ${workerId} and id = any(${ids}::uuid[]) returning id`
+  return sql`select held.id from svc_delete_held_jobs(${workerId}, ${ids}::uuid[]) as held(id)`
 }

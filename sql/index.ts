@@ -29,6 +29,7 @@ import m029 from './029_block_chunks.sql' with { type: 'text' }
 import m030 from './030_delivery_finish_hot.sql' with { type: 'text' }
 import m031 from './031_job_claim_hot.sql' with { type: 'text' }
 import m032 from './032_delivery_subscription_index.sql' with { type: 'text' }
+import m033 from './033_held_jobs_delete.sql' with { type: 'text' }
 
 /** One migration: its number, its name and its SQL. */
 export interface Migration { version: number; name: string; sql: string }
@@ -62,4 +63,5 @@ export const MIGRATIONS: Migration[] = [
   { version: 30, name: '030_delivery_finish_hot', sql: m030 },
   { version: 31, name: '031_job_claim_hot', sql: m031 },
   { version: 32, name: '032_delivery_subscription_index', sql: m032 },
+  { version: 33, name: '033_held_jobs_delete', sql: m033 },
 ]

@@ -1,6 +1,7 @@
 /**
  * The delivery batch read keeps probing by primary key however its prepared statement was planned,
- * and so does every lookup of a delivery by its key (the attempt's foreign-key check included).
+ * and so do every lookup of a delivery by its key (the attempt's foreign-key check included) and
+ * the delete that finishes a worker's jobs.
  * A generic plan is made once per connection, often while the tables are still small; a plain join
  * of the batch keys was then planned as a hash join over a sequential scan of every delivery and
  * kept as the table grew (the delivery benchmark fell from ~400 to ~200 deliveries/s in a minute).
@@ -16,6 +17,7 @@ import { deliveryJobKind } from '../../jobs/deliver'
 import type { ClaimedJob } from '../../jobs/types'
 import { skipTitle, NEEDS_POSTGRES } from '../helpers/skip-reason'
 import { createTestDatabase } from '../helpers/database'
+import { deleteHeldJobs } from '../../jobs/claim'
 if (!process.env.DATABASE_URL) console.warn('skipped without PostgreSQL (set DATABASE_URL): the batch read of deliveries never scans: it reads PostgreSQL statistics views')
 
 setDefaultTimeout(60_000) // file-scoped in Bun 1.4: the preload only reaches the first file
@@ -101,6 +103,38 @@ test.skipIf(!process.env.DATABASE_URL)(skipTitle('a delivery looked up by its ke
     const page = await plan('subscription_page', SUBSCRIPTION_PAGE, `${id()}, ${id()}, ${id()}, 20`)
     expect(page).toContain('using notification_deliveries_by_subscription')
     expect(page).not.toContain('Seq Scan')
+  } finally {
+    await session.end()
+    await db.drop()
+  }
+})
+
+test.skipIf(!process.env.DATABASE_URL)(skipTitle('the delete finishing a worker\'s jobs finds them by key even when planned on a nearly empty queue', NEEDS_POSTGRES && 'needs PostgreSQL (DATABASE_URL): it reads the statistics views'), async () => {
+  // As a prepared statement its generic plan, made while `jobs` held a few rows, was a sequential
+  // scan and stayed one as the table filled with dead rows (sql/033).
+  const db = await createTestDatabase('migrated')
+  const session = postgresClient(db.url!, { max: 1, onnotice: () => {}, connection: { plan_cache_mode: 'force_generic_plan' } })
+  try {
+    const worker = 'plans-test'
+    const hold = async (tx: Sql, by: string, n: number) => (await tx<{ id: string }[]>`
+      insert into jobs (id, kind, payload, locked_by, locked_until)
+      select gen_random_uuid(), 'plans_probe', '{}'::jsonb, ${by}, now() + interval '1 minute' from generate_series(1, ${n})
+      returning id`).map((r) => r.id)
+    const scans = await session.begin(async (t) => {
+      const tx = t as unknown as Sql
+      // Planned while the queue holds a few jobs (another worker's; the calls find none of them),
+      // the state in which the prepared statement's generic plan was a sequential scan...
+      const others = await hold(tx, 'another-worker', 20)
+      for (let i = 0; i < 6; i++) expect(await deleteHeldJobs(tx, worker, [crypto.randomUUID(), others[i]!])).toHaveLength(0)
+      // ...then used on a batch of this worker's.
+      const ids = await hold(tx, worker, 5)
+      const done = await deleteHeldJobs(tx, worker, ids)
+      expect(done.map((r) => r.id).sort()).toEqual([...ids].sort())
+      const [row] = await tx<{ seq_scan: string; idx_scan: string }[]>`select seq_scan, idx_scan from pg_stat_xact_user_tables where relname = 'jobs'`
+      return { seq: Number(row!.seq_scan), idx: Number(row!.idx_scan) }
+    })
+    expect(scans.seq).toBe(0)
+    expect(scans.idx).toBeGreaterThanOrEqual(7)
   } finally {
     await session.end()
     await db.drop()
