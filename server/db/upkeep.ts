@@ -2,8 +2,8 @@
  * PostgreSQL's own upkeep of the tables the job queue churns. A finished job is a dead row and a
  * delivery's finish leaves a dead row version; autovacuum reclaims them, and its ANALYZE is what
  * makes every connection plan its prepared statements again from the tables as they now are.
- * Without it the queue slows down the longer it runs (docs/operations.md, the job queue), so the
- * service says so at start rather than leaving an operator to find out under load.
+ * Without it the tables only grow (docs/operations.md, the job queue), so the service says so at
+ * start rather than leaving an operator to find out under load.
  */
 import type { Sql } from './connect'
 
@@ -29,5 +29,5 @@ export async function autovacuumGaps(sql: Sql): Promise<string[]> {
 /** The warning a service logs at start when autovacuumGaps found any (undefined when none). */
 export function autovacuumWarning(gaps: string[]): string | undefined {
   if (gaps.length === 0) return undefined
-  return 'PostgreSQL autovacuum is off for the job queue\'s tables: their dead rows are never reclaimed and prepared statements keep plans made while the tables were small, so job and delivery throughput falls the longer the service runs (a quarter of its rate after 40,000 deliveries on the delivery bench); turn it on (docs/operations.md, "The job queue at throughput")'
+  return 'PostgreSQL autovacuum is off for the job queue\'s tables: the dead row every finished job and delivery leaves is never reclaimed and their statistics are never refreshed, so the tables and their indexes grow for as long as the service runs and new plans are made from stale figures; turn it on (docs/operations.md, "The job queue at throughput")'
 }

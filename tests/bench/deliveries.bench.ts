@@ -173,12 +173,11 @@ async function finishTasks(n: number, beforeCommit: () => void = () => {}): Prom
 
 /**
  * Vacuums and analyzes the tables a round writes, untimed, before each side's round: what
- * autovacuum does between bursts in a deployment. This machine's PostgreSQL runs with autovacuum
- * off (its CI configuration), and without it every round left the next one a jobs table of dead
- * rows, and each connection's cached generic plans, made while the tables were tiny, kept scanning
- * them whole: the finish's job delete went from a few pages to a 15 MB sequential scan and both
- * database sides lost 60-75% of their rate over ten rounds. Vacuum gives the emptied pages back;
- * analyze makes each connection plan those statements again (docs/operations.md, the job queue).
+ * autovacuum does between bursts in a deployment (this machine's PostgreSQL runs with autovacuum
+ * off, its CI configuration), so every round starts from the same state. Before migrations 032
+ * and 033, without it, both database sides lost three quarters of their rate over ten rounds to
+ * two generic plans made on near-empty tables (docs/operations.md, the job queue); now
+ * `BENCH_VACUUM=0` shows the rate holding without it.
  */
 async function settleTables(): Promise<void> {
   if (process.env.BENCH_VACUUM === '0') return
