@@ -30,6 +30,7 @@ import m030 from './030_delivery_finish_hot.sql' with { type: 'text' }
 import m031 from './031_job_claim_hot.sql' with { type: 'text' }
 import m032 from './032_delivery_subscription_index.sql' with { type: 'text' }
 import m033 from './033_held_jobs_delete.sql' with { type: 'text' }
+import m034 from './034_tenant_indexes_keyed_lookups.sql' with { type: 'text' }
 
 /** One migration: its number, its name and its SQL. */
 export interface Migration { version: number; name: string; sql: string }
@@ -64,4 +65,5 @@ export const MIGRATIONS: Migration[] = [
   { version: 31, name: '031_job_claim_hot', sql: m031 },
   { version: 32, name: '032_delivery_subscription_index', sql: m032 },
   { version: 33, name: '033_held_jobs_delete', sql: m033 },
+  { version: 34, name: '034_tenant_indexes_keyed_lookups', sql: m034 },
 ]
