@@ -265,6 +265,14 @@ export function createParserPool(
       }
       mkdirSync(attachmentsDir, { mode: 0o700 })
       stages.spool_write = epochMs() - t
+      // Canceled after leaving the queue but before reaching the parser (during the spool write,
+      // when neither the queue's listener nor the parse's is on the signal): the process is handed
+      // back unused and the parse ends canceled, as it would a moment earlier or later. Without
+      // this the cancel was lost and the document read in full.
+      if (control.signal?.aborted) {
+        await release(child)
+        throw new ParseCanceled('the parse was canceled')
+      }
       const outcome = await parseOn(child, id, documentId, type, bytesPath, attachmentsDir, control)
       t = epochMs()
       if (outcome.kind === 'parsed' && outcome.attachments) {
