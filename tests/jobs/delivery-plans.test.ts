@@ -1,7 +1,7 @@
 /**
  * The delivery batch read keeps probing by primary key however its prepared statement was planned,
- * and so do every lookup of a delivery by its key (the attempt's foreign-key check included) and
- * the delete that finishes a worker's jobs.
+ * and so does the delete that finishes a worker's jobs. (Every lookup of a row by its key, the
+ * attempt's foreign-key check included, is held the same way by key-plans.test.ts.)
  * A generic plan is made once per connection, often while the tables are still small; a plain join
  * of the batch keys was then planned as a hash join over a sequential scan of every delivery and
  * kept as the table grew (the delivery benchmark fell from ~400 to ~200 deliveries/s in a minute).
@@ -80,34 +80,6 @@ test.skipIf(!process.env.DATABASE_URL)(skipTitle('the batch read of deliveries n
   expect(scans.every((s) => s.idx >= 3)).toBe(true)
 })
 
-/** PostgreSQL's own foreign-key check of an attempt's insert: the text its trigger plans and keeps. */
-const ATTEMPT_FK_CHECK = 'SELECT 1 FROM ONLY "public"."notification_deliveries" x WHERE "tenant_id" OPERATOR(pg_catalog.=) $1 AND "id" OPERATOR(pg_catalog.=) $2 FOR KEY SHARE OF x'
-/** The subscription's delivery list (deliveries.ts), a page after a cursor. */
-const SUBSCRIPTION_PAGE = 'select id from notification_deliveries where tenant_id = $1 and subscription_id = $2 and id < $3 order by id desc limit $4'
-
-test.skipIf(!process.env.DATABASE_URL)(skipTitle('a delivery looked up by its key takes the primary key even when planned on empty tables; a subscription\'s list keeps its index', NEEDS_POSTGRES && 'needs PostgreSQL (DATABASE_URL): it reads PostgreSQL plans'), async () => {
-  // A fresh migrated database: the delivery tables are empty, as when a deployment's connections
-  // make their first plans. With the subscription index usable for (tenant_id, id), the two tied
-  // there and the generic plan of the foreign-key check took the one that reads every delivery of
-  // the workspace (sql/032).
-  const db = await createTestDatabase('migrated')
-  const session = postgresClient(db.url!, { max: 1, onnotice: () => {}, connection: { plan_cache_mode: 'force_generic_plan' } })
-  try {
-    const plan = async (name: string, text: string, args: string) => {
-      await session.unsafe(`prepare ${name} as ${text}`)
-      return (await session.unsafe(`explain execute ${name}(${args})`)).map((r) => r['QUERY PLAN']).join('\n')
-    }
-    const id = () => `'${crypto.randomUUID()}'::uuid`
-    const check = await plan('attempt_fk', ATTEMPT_FK_CHECK, `${id()}, ${id()}`)
-    expect(check).toContain('using notification_deliveries_pkey')
-    const page = await plan('subscription_page', SUBSCRIPTION_PAGE, `${id()}, ${id()}, ${id()}, 20`)
-    expect(page).toContain('using notification_deliveries_by_subscription')
-    expect(page).not.toContain('Seq Scan')
-  } finally {
-    await session.end()
-    await db.drop()
-  }
-})
 
 test.skipIf(!process.env.DATABASE_URL)(skipTitle('the delete finishing a worker\'s jobs finds them by key even when planned on a nearly empty queue', NEEDS_POSTGRES && 'needs PostgreSQL (DATABASE_URL): it reads the statistics views'), async () => {
   // As a prepared statement its generic plan, made while `jobs` held a few rows, was a sequential
