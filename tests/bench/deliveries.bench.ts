@@ -14,6 +14,10 @@
  *   DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres bun tests/bench/deliveries.bench.ts
  *   BENCH_DELIVERIES=400 BENCH_ROUNDS=5 BENCH_CONCURRENCY=8 (the defaults)
  *   BENCH_VACUUM=0: no vacuum between rounds (see settleTables), to watch the tables age
+ *   BENCH_RECEIVER_DELAY_MS=20: the receiver holds each answer that long, as a peer across a network
+ *     does (default 0: answered at once, so every side is bound by the CPU of these cores, which the
+ *     database, the worker and the receiver share; with a delay the bare loop is paced by the
+ *     network, and the ratio says whether the service keeps that pace)
  */
 import { readdirSync, readFileSync } from 'node:fs'
 import { startApp } from '../helpers/app'
@@ -34,9 +38,10 @@ const total = Number(process.env.BENCH_DELIVERIES ?? 400)
 const concurrency = Number(process.env.BENCH_CONCURRENCY ?? 8)
 const rounds = Number(process.env.BENCH_ROUNDS ?? 5)
 const database = process.env.DATABASE_URL ? 'PostgreSQL' : 'embedded PGlite'
+const receiverDelayMs = Number(process.env.BENCH_RECEIVER_DELAY_MS ?? 0)
 
 // The receiver runs in its own process, like a real peer.
-const sink = Bun.spawn(['bun', 'tests/bench/https-sink.ts'], { stdout: 'pipe', stderr: 'inherit' })
+const sink = Bun.spawn(['bun', 'tests/bench/https-sink.ts'], { stdout: 'pipe', stderr: 'inherit', env: { ...process.env, SINK_DELAY_MS: String(receiverDelayMs) } })
 const firstLine = new TextDecoder().decode((await sink.stdout.getReader().read()).value).trim()
 const [sinkPort, caFile] = firstLine.split(' ') as [string, string]
 const receiver = { host: '127.0.0.2', url: (path: string) => `https://127.0.0.2:${sinkPort}${path}` }
@@ -269,7 +274,7 @@ const sample = renderEnvelope({
 })
 const bodies = Array.from({ length: total }, () => sample.replace(/"delivery_id":"[^"]+"/, `"delivery_id":"${crypto.randomUUID()}"`))
 
-console.log(`deliveries.bench: ${total} deliveries per round, ${rounds} alternating rounds, concurrency ${concurrency}, ${database}`)
+console.log(`deliveries.bench: ${total} deliveries per round, ${rounds} alternating rounds, concurrency ${concurrency}, ${database}, receiver answers ${receiverDelayMs > 0 ? `after ${receiverDelayMs} ms` : 'at once'}`)
 // One runner for the whole run, started (its kinds armed, its LISTEN open) before anything is timed.
 let runner = startRunner(app.deps, JOB_KINDS, { concurrency, log: () => {} })
 await bareLoop(bodies.slice(0, Math.min(100, total))) // warm-up
