@@ -35,6 +35,8 @@ export const FILE_TYPES: readonly FileType[] = [
   { contentType: 'text/plain', label: 'Plain text', extensions: ['txt', 'text'], adapter: 'text', sniff: 'text' },
   { contentType: 'text/markdown', label: 'Markdown', extensions: ['md', 'markdown'], adapter: 'markdown', sniff: 'text' },
   { contentType: 'text/csv', label: 'Comma-separated values', extensions: ['csv'], adapter: 'csv', sniff: 'text' },
+  // Read by the CSV adapter, which takes each file's own separator (a tab here, as it finds it).
+  { contentType: 'text/tab-separated-values', label: 'Tab-separated values', extensions: ['tsv', 'tab'], adapter: 'csv', sniff: 'text' },
   { contentType: 'text/html', label: 'HTML (text only)', extensions: ['html', 'htm'], adapter: 'html', sniff: 'text' },
   { contentType: 'message/rfc822', label: 'Email message (EML)', extensions: ['eml'], adapter: 'email', sniff: 'text' },
   { contentType: 'application/pdf', label: 'PDF', extensions: ['pdf'], adapter: 'pdf', sniff: ['application/pdf'] },

@@ -55,6 +55,17 @@ const flows: Array<{ name: string; file: () => Promise<SampleFile>; pages: numbe
     blocks: [[1, 'table_row', 'name | amount | currency'], [1, 'table_row', 'Alice | 100 | EUR'], [1, 'table_row', 'Bob, Jr. | 250 | USD'], [1, 'table_row', 'Carol | 75 | GBP']],
   },
   {
+    // A spreadsheet's export where the decimal mark is a comma: ';' between fields, so 1.234,50 is one figure.
+    name: 'CSV with semicolons and decimal commas', pages: 1,
+    file: async () => ({ filename: 'kontoauszug.csv', contentType: 'text/csv', bytes: new TextEncoder().encode('Datum;Buchung;Betrag (EUR, brutto)\n01.02.2024;Miete;-1.234,50\n15.02.2024;Gehalt;4.100,00\n') }),
+    blocks: [[1, 'table_row', 'Datum | Buchung | Betrag (EUR, brutto)'], [1, 'table_row', '01.02.2024 | Miete | -1.234,50'], [1, 'table_row', '15.02.2024 | Gehalt | 4.100,00']],
+  },
+  {
+    name: 'TSV', pages: 1,
+    file: async () => ({ filename: 'rent-roll.tsv', contentType: 'text/tab-separated-values', bytes: new TextEncoder().encode('Unit\tTenant\tMonthly rent\n1A\tSmith, J\t1,250.00\n2B\tDoe, A\t980.00\n') }),
+    blocks: [[1, 'table_row', 'Unit | Tenant | Monthly rent'], [1, 'table_row', '1A | Smith, J | 1,250.00'], [1, 'table_row', '2B | Doe, A | 980.00']],
+  },
+  {
     name: 'HTML', pages: 1,
     file: async () => ({ filename: 'report.html', contentType: 'text/html', bytes: htmlSample() }),
     blocks: [[1, 'heading', 'Property Report'], [1, 'paragraph', 'The property is a detached house.'], [1, 'paragraph', 'Built 1990'], [1, 'paragraph', 'Roof renewed 2015'], [1, 'table_row', 'Room | Area'], [1, 'table_row', 'Kitchen | 20 m2']],

@@ -24,7 +24,7 @@ describe('file-type registry', () => {
       'application/msword', 'application/pdf', 'application/rtf', 'application/vnd.ms-excel', 'application/vnd.ms-excel.sheet.macroenabled.12', 'application/vnd.ms-outlook',
       'application/vnd.oasis.opendocument.spreadsheet', 'application/vnd.oasis.opendocument.text',
       'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet', 'application/vnd.openxmlformats-officedocument.wordprocessingml.document',
-      'application/zip', 'image/heic', 'image/jpeg', 'image/png', 'image/tiff', 'image/webp', 'message/rfc822', 'text/csv', 'text/html', 'text/markdown', 'text/plain', 'text/rtf',
+      'application/zip', 'image/heic', 'image/jpeg', 'image/png', 'image/tiff', 'image/webp', 'message/rfc822', 'text/csv', 'text/html', 'text/markdown', 'text/plain', 'text/rtf', 'text/tab-separated-values',
     ])
     for (const t of ['application/vnd.ms-powerpoint']) {
       expect(byType[t]).toMatchObject({ id: t, content_type: t, has_ingestion_adapter: false })

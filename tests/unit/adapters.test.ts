@@ -64,6 +64,51 @@ describe('adapters', () => {
     expect(segs(e).map((s) => s.text)).toEqual(['name | amount', 'Alice | 100', 'Bob | 250'])
   })
 
+  describe('csv field separator: the file\'s own, so a figure is never split across cells', () => {
+    const read = async (text: string) => {
+      const e = await ADAPTERS.csv(new TextEncoder().encode(text))
+      return { rows: segs(e).map((s) => s.text), cells: segs(e).map((s) => s.cells), degraded: e.degraded, notes: e.notes }
+    }
+
+    test('semicolons and decimal commas (a European export): 1.234,50 stays one figure, named by its column', async () => {
+      const r = await read('Posten;Betrag;Datum\nMiete;1.234,50;01.02.2024\nVerlust;-2.500,00;15.03.2024\n')
+      expect(r.rows).toEqual(['Posten | Betrag | Datum', 'Miete | 1.234,50 | 01.02.2024', 'Verlust | -2.500,00 | 15.03.2024'])
+      expect(r.cells[1]).toEqual([{ column: 'Posten', value: 'Miete' }, { column: 'Betrag', value: '1.234,50' }, { column: 'Datum', value: '01.02.2024' }])
+      expect(r.degraded).toBe(false)
+    })
+
+    test('a header whose text holds a comma does not make the comma the separator', async () => {
+      const r = await read('Posten;Betrag (EUR, netto);Datum\nMiete;1.234,50;01.02.2024\n')
+      expect(r.rows).toEqual(['Posten | Betrag (EUR, netto) | Datum', 'Miete | 1.234,50 | 01.02.2024'])
+    })
+
+    test('Excel\'s sep= line declares the separator and is not a record', async () => {
+      expect((await read('sep=;\r\nA;B\r\n1,5;2\r\n')).rows).toEqual(['A | B', '1,5 | 2'])
+      expect((await read('sep=|\nA|B\n1,5|2\n')).rows).toEqual(['A | B', '1,5 | 2'])
+    })
+
+    test('tabs and pipes; a title line above the table', async () => {
+      expect((await read('Name\tAmount\nSmith, J\t1,234.50\nDoe, A\t99.00\n')).rows).toEqual(['Name | Amount', 'Smith, J | 1,234.50', 'Doe, A | 99.00'])
+      expect((await read('a|b|c\n1|2,5|3\n')).rows).toEqual(['a | b | c', '1 | 2,5 | 3'])
+      expect((await read('Account statement\nDate;Amount\n01.02;1,5\n')).rows).toEqual(['Account statement', 'Date | Amount', '01.02 | 1,5'])
+    })
+
+    test('comma files stay comma files: semicolons in text, quoted or not, and a single column', async () => {
+      expect((await read('name,note\nA,"x; y"\nB,z\n')).rows).toEqual(['name | note', 'A | x; y', 'B | z'])
+      expect((await read('name,note\nA,x;y and more\nB,z\n')).rows).toEqual(['name | note', 'A | x;y and more', 'B | z'])
+      const single = await read('amount\n100\n200\n')
+      expect(single.rows).toEqual(['amount', '100', '200'])
+      expect(single.degraded).toBe(false)
+    })
+
+    test('a file two separators read equally well is read with the comma and says so', async () => {
+      const r = await read('a;b,c\n1;2,3\n')
+      expect(r.rows).toEqual(['a;b | c', '1;2 | 3'])
+      expect(r.degraded).toBe(true)
+      expect(r.notes).toEqual(["the field separator could be ',' or ';': read as ','"])
+    })
+  })
+
   test('html: text only (no script, style, title or link targets), kinds kept', async () => {
     const e = await ADAPTERS.html(htmlSample())
     expect(segs(e).map(({ kind, text }) => ({ kind, text }))).toEqual([
@@ -139,7 +184,7 @@ describe('registry and sniffing', () => {
       'application/msword', 'application/pdf', 'application/rtf', 'application/vnd.ms-excel', 'application/vnd.ms-excel.sheet.macroenabled.12', 'application/vnd.ms-outlook',
       'application/vnd.oasis.opendocument.spreadsheet', 'application/vnd.oasis.opendocument.text',
       'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet', 'application/vnd.openxmlformats-officedocument.wordprocessingml.document',
-      'application/zip', 'image/heic', 'image/jpeg', 'image/png', 'image/tiff', 'image/webp', 'message/rfc822', 'text/csv', 'text/html', 'text/markdown', 'text/plain', 'text/rtf',
+      'application/zip', 'image/heic', 'image/jpeg', 'image/png', 'image/tiff', 'image/webp', 'message/rfc822', 'text/csv', 'text/html', 'text/markdown', 'text/plain', 'text/rtf', 'text/tab-separated-values',
     ])
     for (const f of FILE_TYPES) if (f.adapter) expect(typeof ADAPTERS[f.adapter]).toBe('function')
     expect(findFileType('Text/Plain; charset=utf-8')?.contentType).toBe('text/plain')
