@@ -192,6 +192,7 @@ describe('no document loses content silently', () => {
       'text/plain': async () => textSample(),
       'text/markdown': async () => markdownSample(),
       'text/csv': async () => csvSample(),
+      'text/tab-separated-values': async () => new TextEncoder().encode('Unit\tMonthly rent\n1A\t1,250.00\n'),
       'text/html': async () => htmlSample(),
       'application/pdf': async () => imageOnlyPdf([scanned(page)]),
       'application/vnd.openxmlformats-officedocument.wordprocessingml.document': async () => docxSample(),
