@@ -75,6 +75,12 @@ export interface PackageLayout {
   libreOfficeOrder?: boolean
   /** The main part's content type: a macro-enabled workbook, with a VBA project part. */
   macroEnabled?: boolean
+  /**
+   * How the total row's formula is stored, as writers that do not calculate leave it: with no result
+   * at all (`missing`, openpyxl) or with a placeholder 0 and the workbook asking to be recalculated
+   * when opened (`placeholder`, XlsxWriter: `fullCalcOnLoad`). Default: its calculated result.
+   */
+  totalResult?: 'missing' | 'placeholder'
 }
 
 /**
@@ -98,10 +104,10 @@ export function lossRunPackage(layout: PackageLayout = {}): Bytes {
     rowTag(1, s('A', 1, 0) + s('B', 1, 1) + s('C', 1, 2) + s('D', 1, 3) + inline('E', 1, 'Cause')),
     rowTag(2, s('A', 2, 4) + n('B', 2, serial(2023, 3, 4), ' s="1"') + n('C', 2, 12500.5) + b('D', 2, 0) + s('E', 2, 7)),
     rowTag(3, s('A', 3, 5) + n('B', 3, serial(2023, 8, 19), ' s="1"') + n('C', 3, 3200) + b('D', 3, 1) + inline('E', 3, 'Storm damage to roof')),
-    rowTag(4, s('A', 4, 6) + `<${p}c${ref('B', 4)}/>` + `<${p}c${ref('C', 4)}><${p}f>SUM(C2:C3)</${p}f><${p}v>15700.5</${p}v></${p}c>`),
+    rowTag(4, s('A', 4, 6) + `<${p}c${ref('B', 4)}/>` + `<${p}c${ref('C', 4)}><${p}f>SUM(C2:C3)</${p}f>${{ missing: '', placeholder: `<${p}v>0</${p}v>` }[layout.totalResult!] ?? `<${p}v>15700.5</${p}v>`}</${p}c>`),
   ]
   const sheet = `<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n<${p}worksheet ${ns} xmlns:r="${RELS}"><${p}sheetData>${rows.join('')}</${p}sheetData></${p}worksheet>`
-  const workbook = `<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n<${p}workbook ${ns} xmlns:r="${RELS}"><${p}sheets><${p}sheet name="Loss run" sheetId="1" r:id="rId1"/></${p}sheets></${p}workbook>`
+  const workbook = `<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n<${p}workbook ${ns} xmlns:r="${RELS}"><${p}sheets><${p}sheet name="Loss run" sheetId="1" r:id="rId1"/></${p}sheets>${layout.totalResult === 'placeholder' ? `<${p}calcPr fullCalcOnLoad="1"/>` : ''}</${p}workbook>`
   const styles = `<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n<${p}styleSheet ${ns}><${p}numFmts count="1"><${p}numFmt numFmtId="164" formatCode="yyyy\\-mm\\-dd"/></${p}numFmts>`
     + `<${p}fonts count="1"><${p}font/></${p}fonts><${p}fills count="1"><${p}fill/></${p}fills><${p}borders count="1"><${p}border/></${p}borders>`
     + `<${p}cellStyleXfs count="1"><${p}xf numFmtId="0"/></${p}cellStyleXfs><${p}cellXfs count="2"><${p}xf numFmtId="0"/><${p}xf numFmtId="164" applyNumberFormat="1"/></${p}cellXfs></${p}styleSheet>`

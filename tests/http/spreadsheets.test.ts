@@ -195,6 +195,49 @@ describe('every spreadsheet format: XLS, ODS, XLSM and XLSX as other writers lay
   }
 })
 
+describe('formulas a writer stored without calculating them', () => {
+  let k: string
+  beforeAll(async () => {
+    const t = await app.tenant()
+    k = await app.apiKey(t.id, ['scenarios:read', 'scenarios:write', 'question_sets:read', 'question_sets:write'])
+    await publishedSet(app, k, [
+      { key: 'incurred', text: 'What is the total incurred?', criticality: 'major', answer_type: 'number', fact_path: 'loss_run.incurred.sum' },
+    ])
+  })
+
+  /** Uploads the loss run as `layout` stores its total into a case of its own; returns the settled document and its blocks. */
+  async function ingest(layout: PackageLayout) {
+    const sc = (await call(app.url, 'POST', '/v1/scenarios', { token: k, body: { name: `Loss run ${layout.totalResult ?? 'calculated'}` } })).body.id
+    const { doc } = await uploadAndComplete(app, k, sc, { filename: 'loss_run.xlsx', contentType: XLSX, bytes: lossRunPackage(layout) })
+    const done = await settled(app, k, sc, doc.id)
+    return { sc, doc: done, blocks: await allBlocks(app, k, sc, doc.id) }
+  }
+
+  test('no result at all (openpyxl): the cell says so instead of vanishing, the document is degraded naming it, the column sum still holds', async () => {
+    const { sc, doc, blocks } = await ingest({ totalResult: 'missing' })
+    expect(doc.status).toBe('ready_degraded')
+    expect(doc.error_detail).toContain('sheet 1 has 1 formula cell with no calculated result (C4)')
+    expect(blocks.map((b) => b.text)).toEqual(['Loss run', ...LOSS_RUN_ROWS.slice(0, -1), 'Total |  | (formula not calculated)'])
+    expect(blocks.at(-1)!.cells!.at(-1)).toEqual({ column: 'Incurred', value: '(formula not calculated)' })
+    expect((await evaluateCase(app, k, sc)).incurred!.value).toBe('15700.5')
+  })
+
+  test('a placeholder result and fullCalcOnLoad (XlsxWriter): the stored value is kept and the document is degraded naming the cell', async () => {
+    const { sc, doc, blocks } = await ingest({ totalResult: 'placeholder' })
+    expect(doc.status).toBe('ready_degraded')
+    expect(doc.error_detail).toContain('sheet 1 has 1 formula cell whose stored result may not be current (C4)')
+    expect(doc.error_detail).toContain('fullCalcOnLoad')
+    expect(blocks.at(-1)!.text).toBe('Total |  | 0')
+    expect((await evaluateCase(app, k, sc)).incurred!.value).toBe('15700.5')
+  })
+
+  test('a workbook calculated when saved reads as before: ready, the cached result', async () => {
+    const { doc, blocks } = await ingest({})
+    expect(doc.status).toBe('ready')
+    expect(blocks.at(-1)!.text).toBe('Total |  | 15700.5')
+  })
+})
+
 describe('a hostile XLS', () => {
   let big: TestApp
   let bk: string

@@ -5,7 +5,10 @@
  * name each value by its column (the sheet's first non-empty row). Values are what the cell holds,
  * not how it is shown (so column sums stay exact): formulas give their cached results, numbers exact
  * decimal strings, numbers whose number format is a date or time ISO dates and times, booleans
- * `true`/`false`, errors as written. Hidden sheets are read and their heading says so; an empty
+ * `true`/`false`, errors as written. A formula the file holds no result for (a workbook written by
+ * a program that does not calculate, e.g. openpyxl, and never opened in a spreadsheet program) is
+ * never read as empty: its cell says `(formula not calculated)` and the parse is degraded, naming
+ * the cells (SheetJS drops such a cell unless asked for stubs). Hidden sheets are read and their heading says so; an empty
  * sheet keeps its name in a heading of its own. Macros (XLSM) are never run nor kept. A zip
  * package's XML is bounded before reading; rows past the block limit are never built.
  */
@@ -19,6 +22,15 @@ import { columnNames } from './columns'
 
 // Code pages of BIFF5 and older XLS strings (and of XLS files that declare one).
 XLSX.set_cptable(cptable)
+
+/** The text of a formula cell that holds no result: not a figure, and never an empty cell. */
+export const UNCALCULATED = '(formula not calculated)'
+
+/** Cells named in a sheet's note on uncalculated formulas, at most. */
+const NAMED_CELLS = 5
+
+/** Up to NAMED_CELLS cell references, and how many more there are. */
+const cellList = (named: string[], count: number) => `${named.join(', ')}${count > named.length ? `, ${count - named.length} more` : ''}`
 
 /** The error codes of a cell that holds an error, as Excel writes them. */
 const ERRORS: Record<number, string> = { 0x00: '#NULL!', 0x07: '#DIV/0!', 0x0f: '#VALUE!', 0x17: '#REF!', 0x1d: '#NAME?', 0x24: '#NUM!', 0x2a: '#N/A', 0x2b: '#GETTING_DATA' }
@@ -77,7 +89,9 @@ export function cellText(cell: XLSX.CellObject | undefined, date1904: boolean): 
       if (typeof v !== 'number' || !Number.isFinite(v)) return ''
       return cell.z !== undefined && isDateFormat(String(cell.z)) ? serialText(v, date1904) : decimal(v)
     case 'b': return v ? 'true' : 'false'
-    case 'e': return typeof v === 'number' ? (ERRORS[v] ?? cell.w ?? '#ERROR') : String(cell.w ?? v ?? '#ERROR')
+    case 'e':
+      if (v === undefined && cell.f !== undefined) return UNCALCULATED // a formula written without its result
+      return typeof v === 'number' ? (ERRORS[v] ?? cell.w ?? '#ERROR') : String(cell.w ?? v ?? '#ERROR')
     case 'd': {
       const d = v instanceof Date ? v : new Date(String(v))
       if (Number.isNaN(d.getTime())) return ''
@@ -85,6 +99,7 @@ export function cellText(cell: XLSX.CellObject | undefined, date1904: boolean): 
       return iso.endsWith('T00:00:00.000Z') ? iso.slice(0, 10) : iso.replace('.000Z', 'Z')
     }
     case 's': return typeof v === 'string' ? v.replace(/\s+/g, ' ').trim() : ''
+    case 'z': return cell.f !== undefined ? UNCALCULATED : '' // a stub: a formula without its result, or an empty styled cell
     default: return ''
   }
 }
@@ -106,6 +121,13 @@ const READ_OPTIONS: XLSX.ParsingOptions = {
   type: 'buffer', dense: true, cellNF: true, cellText: false, cellFormula: false, cellHTML: false, cellStyles: false,
   cellDates: false, bookVBA: false, bookDeps: false, bookFiles: false, WTF: false,
 }
+
+/**
+ * A zip package's: a formula cell without a stored result is kept as a stub that names its formula
+ * (without stubs SheetJS drops it, and a total row read as if it had no total). BIFF (XLS) stores
+ * every formula's result, and turning its formulas back into text costs: not there.
+ */
+const PACKAGE_READ_OPTIONS: XLSX.ParsingOptions = { ...READ_OPTIONS, cellFormula: true, sheetStubs: true }
 
 /** SheetJS's reader of a BIFF workbook stream (exported by the package, not in its types). */
 const parseXlsCfb = (XLSX as unknown as { parse_xlscfb(cfb: unknown, options: XLSX.ParsingOptions): XLSX.WorkBook }).parse_xlscfb
@@ -150,13 +172,15 @@ export const readSpreadsheet: Adapter = async (bytes, options = DEFAULT_READ_LIM
       const content = bounded.parts?.['content.xml']
       if (content) odsHidden = odsHiddenSheets(new TextDecoder().decode(content))
       const input = bounded.bytes === bytes ? buffer : Buffer.from(bounded.bytes.buffer, bounded.bytes.byteOffset, bounded.bytes.byteLength)
-      book = XLSX.read(input, { ...READ_OPTIONS, ...(sheetRows > 0 ? { sheetRows } : {}) })
+      book = XLSX.read(input, { ...PACKAGE_READ_OPTIONS, ...(sheetRows > 0 ? { sheetRows } : {}) })
     }
   } catch (e) {
     if (e instanceof UnreadableDocument) throw e
     throw new UnreadableDocument(e instanceof Error && /password|encrypt/i.test(e.message) ? 'the workbook is encrypted' : 'the workbook could not be read')
   }
   const date1904 = Boolean(book.Workbook?.WBProps?.date1904)
+  // A workbook whose writer did not calculate it asks to be on load (Excel clears the flag when it saves).
+  const recalculateOnLoad = /^(1|true)$/i.test(String((book.Workbook as { CalcPr?: { fullCalcOnLoad?: unknown } } | undefined)?.CalcPr?.fullCalcOnLoad ?? ''))
   const pages: ExtractedPage[] = []
   const notes: string[] = []
   let rows = 0
@@ -175,10 +199,20 @@ export const readSpreadsheet: Adapter = async (bytes, options = DEFAULT_READ_LIM
     let columns: string[] | undefined
     const data = (sheet?.['!data'] ?? []) as (XLSX.CellObject | undefined)[][]
     let lastRow = 0
+    const uncalculated: string[] = []
+    let uncalculatedCount = 0
+    const formulas: string[] = []
+    let formulaCount = 0
     for (let r = 0; r < data.length; r++) {
       const row = data[r]
       if (!row) continue
       const values = Array.from({ length: row.length }, (_, i) => cellText(row[i], date1904))
+      for (let i = 0; i < values.length; i++) {
+        if (row[i]?.f === undefined) continue
+        if (values[i] === UNCALCULATED) {
+          if (++uncalculatedCount <= NAMED_CELLS) uncalculated.push(XLSX.utils.encode_cell({ r, c: i }))
+        } else if (recalculateOnLoad && ++formulaCount <= NAMED_CELLS) formulas.push(XLSX.utils.encode_cell({ r, c: i }))
+      }
       while (values.length > 0 && values[values.length - 1] === '') values.pop()
       if (values.length === 0) continue
       if (rows >= rowLimit) { full = true; break }
@@ -192,6 +226,12 @@ export const readSpreadsheet: Adapter = async (bytes, options = DEFAULT_READ_LIM
         cells: values.map((value, i) => ({ column: columns![i]!, value })),
         sheet: name,
       })
+    }
+    if (uncalculatedCount > 0) {
+      notes.push(`sheet ${page} has ${uncalculatedCount} formula cell${uncalculatedCount === 1 ? '' : 's'} with no calculated result (${cellList(uncalculated, uncalculatedCount)}): the file was saved without calculating them; open and save it in a spreadsheet program to read their values`)
+    }
+    if (formulaCount > 0) {
+      notes.push(`sheet ${page} has ${formulaCount} formula cell${formulaCount === 1 ? '' : 's'} whose stored result may not be current (${cellList(formulas, formulaCount)}): the workbook asks to be recalculated when opened (fullCalcOnLoad), as a program that writes formulas without calculating them leaves it; open and save it in a spreadsheet program to read their values`)
     }
     if (full) notes.push(`sheet ${page} was read to row ${lastRow}: the block limit ${rowLimit} was reached (SVC_PARSE_MAX_BLOCKS)`)
     else if (sheet?.['!fullref'] && sheet['!fullref'] !== sheet['!ref']) {
