@@ -56,6 +56,47 @@ export function surveyOdt(): Bytes {
 /** The words a reader must bring out of the survey ODT (and never the deleted or annotated ones). */
 export const SURVEY_WORDS = 'Survey report The building at 12 Harbour Street was inspected on 3 March 2025. It is sound. Roof replaced in 2019 Sprinklers throughout Item Value Building value 1800000 Condition Good no defects Surveyor: A. Jones & Partners'
 
+const W_MAIN = 'http://schemas.openxmlformats.org/wordprocessingml/2006/main'
+const W_RELS = 'http://schemas.openxmlformats.org/officeDocument/2006/relationships'
+const wRun = (text: string) => `<w:r><w:t xml:space="preserve">${text}</w:t></w:r>`
+/** A legacy form check box (FORMCHECKBOX), as Word's "check box form field" writes it: its state in the field data, no text. */
+const legacyCheckBox = (checked: boolean) => `<w:r><w:fldChar w:fldCharType="begin"><w:ffData><w:name w:val="Check"/><w:enabled/><w:checkBox><w:sizeAuto/><w:default w:val="0"/>${checked ? '<w:checked/>' : ''}</w:checkBox></w:ffData></w:fldChar></w:r>`
+  + '<w:r><w:instrText xml:space="preserve"> FORMCHECKBOX </w:instrText></w:r><w:r><w:fldChar w:fldCharType="separate"/></w:r><w:r><w:fldChar w:fldCharType="end"/></w:r>'
+/** A check box content control (Word 2010 on): its state in the control's properties, its glyph as text. */
+const controlCheckBox = (checked: boolean) => `<w:sdt><w:sdtPr><w14:checkbox><w14:checked w14:val="${checked ? 1 : 0}"/></w14:checkbox></w:sdtPr><w:sdtContent>${wRun(checked ? '\u2612' : '\u2610')}</w:sdtContent></w:sdt>`
+const wPart = (root: 'document' | 'hdr' | 'ftr', content: string) =>
+  `<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n<w:${root} xmlns:w="${W_MAIN}" xmlns:r="${W_RELS}" xmlns:w14="http://schemas.microsoft.com/office/word/2010/wordml">${content}</w:${root}>`
+
+/**
+ * A proposal form as Word writes it, assembled part by part: answers given by legacy form check boxes
+ * and by check box content controls, a text form field, a tracked change (a deleted and an inserted
+ * figure), a table; the policy number in the page header (the default and the first-page header
+ * alike) and the broker's reference in the footer.
+ */
+export function proposalDocx(): Bytes {
+  const body = [
+    `<w:p>${wRun('Sprinklered: ')}${legacyCheckBox(true)}${wRun(' Yes ')}${legacyCheckBox(false)}${wRun(' No')}</w:p>`,
+    `<w:p>${wRun('Flood zone: ')}${controlCheckBox(false)}${wRun(' Yes ')}${controlCheckBox(true)}${wRun(' No')}</w:p>`,
+    `<w:p>${wRun('Sum insured: ')}<w:r><w:fldChar w:fldCharType="begin"><w:ffData><w:name w:val="Sum"/><w:textInput/></w:ffData></w:fldChar></w:r><w:r><w:instrText xml:space="preserve"> FORMTEXT </w:instrText></w:r><w:r><w:fldChar w:fldCharType="separate"/></w:r>${wRun('2500000')}<w:r><w:fldChar w:fldCharType="end"/></w:r></w:p>`,
+    `<w:p>${wRun('Building value: ')}<w:del w:id="1" w:author="UW" w:date="2025-01-01T00:00:00Z"><w:r><w:delText>1000000</w:delText></w:r></w:del><w:ins w:id="2" w:author="UW" w:date="2025-01-01T00:00:00Z">${wRun('1800000')}</w:ins></w:p>`,
+    `<w:tbl><w:tr><w:tc><w:p>${wRun('Item')}</w:p></w:tc><w:tc><w:p>${wRun('Value')}</w:p></w:tc></w:tr><w:tr><w:tc><w:p>${wRun('Construction')}</w:p></w:tc><w:tc><w:p>${wRun('Reinforced concrete')}</w:p></w:tc></w:tr></w:tbl>`,
+    '<w:sectPr><w:headerReference w:type="default" r:id="rIdH1"/><w:headerReference w:type="first" r:id="rIdH2"/><w:footerReference w:type="default" r:id="rIdF1"/><w:titlePg/></w:sectPr>',
+  ].join('')
+  const header = wPart('hdr', `<w:p>${wRun('Policy P-12345, Harbour Holdings Limited')}</w:p>`)
+  const type = (part: string, kind: string) => `<Override PartName="/word/${part}" ContentType="application/vnd.openxmlformats-officedocument.wordprocessingml.${kind}+xml"/>`
+  return zipSync({
+    '[Content_Types].xml': strToU8('<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n<Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types"><Default Extension="rels" ContentType="application/vnd.openxmlformats-package.relationships+xml"/><Default Extension="xml" ContentType="application/xml"/>'
+      + `${type('document.xml', 'document.main')}${type('header1.xml', 'header')}${type('header2.xml', 'header')}${type('footer1.xml', 'footer')}</Types>`),
+    '_rels/.rels': strToU8(`<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n<Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships"><Relationship Id="rId1" Type="${W_RELS}/officeDocument" Target="word/document.xml"/></Relationships>`),
+    'word/_rels/document.xml.rels': strToU8(`<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n<Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships">`
+      + `<Relationship Id="rIdH1" Type="${W_RELS}/header" Target="header1.xml"/><Relationship Id="rIdH2" Type="${W_RELS}/header" Target="header2.xml"/><Relationship Id="rIdF1" Type="${W_RELS}/footer" Target="footer1.xml"/></Relationships>`),
+    'word/document.xml': strToU8(wPart('document', `<w:body>${body}</w:body>`)),
+    'word/header1.xml': strToU8(header),
+    'word/header2.xml': strToU8(header),
+    'word/footer1.xml': strToU8(wPart('ftr', `<w:p>${wRun('Broker reference B-9')}</w:p>`)),
+  }) as Bytes
+}
+
 /** A Word 97-2003 fixture shipped inside word-extractor 0.1.4 (see tests/fixtures/word-extractor-0.1.4/README.md). */
 export async function wordFixture(name: 'test03.doc' | 'test04.doc' | 'test06.doc'): Promise<Bytes> {
   return new Uint8Array(await Bun.file(join(import.meta.dir, '..', 'fixtures', 'word-extractor-0.1.4', name)).arrayBuffer())

@@ -12,13 +12,14 @@ import { settled, uploadAndComplete, type Bytes } from '../helpers/samples'
 import { publishedSet } from '../helpers/underwriting-pack'
 import { documentText, evaluateCase } from '../helpers/fact-check'
 import { recall } from '../helpers/spreadsheets'
-import { deepRtf, PROPOSAL_RTF, PROPOSAL_WORDS, SURVEY_WORDS, surveyOdt, WORD_FIXTURE_WORDS, wordFixture } from '../helpers/word-processing'
+import { deepRtf, PROPOSAL_RTF, PROPOSAL_WORDS, proposalDocx, SURVEY_WORDS, surveyOdt, WORD_FIXTURE_WORDS, wordFixture } from '../helpers/word-processing'
 
 setDefaultTimeout(120_000)
 
 const DOC = 'application/msword'
 const RTF = 'application/rtf'
 const ODT = 'application/vnd.oasis.opendocument.text'
+const DOCX = 'application/vnd.openxmlformats-officedocument.wordprocessingml.document'
 
 let app: TestApp
 let key: string
@@ -94,6 +95,38 @@ describe('ODT', () => {
     const answers = await evaluateCase(app, key, sc)
     expect(answers.building_value!.value).toBe('1800000')
     expect(answers.building_value!.cited).toEqual([expect.objectContaining({ document_id: doc.id, page: 1, block_id: blocks[5]!.id })])
+  })
+})
+
+describe('DOCX as Word writes a form', () => {
+  test('check boxes read as their state, not as nothing; a form field\'s value; a tracked deletion left out; the header and footer after the body, once each', async () => {
+    const { sc, doc, blocks, text } = await ingest('proposal.docx', DOCX, proposalDocx())
+    expect(doc).toMatchObject({ status: 'ready', page_count: 1 })
+    expect(blocks.map((b) => [b.kind, b.text])).toEqual([
+      ['paragraph', 'Sprinklered: \u2612 Yes \u2610 No'],
+      ['paragraph', 'Flood zone: \u2610 Yes \u2612 No'],
+      ['paragraph', 'Sum insured: 2500000'],
+      ['paragraph', 'Building value: 1800000'],
+      ['table_row', 'Item | Value'],
+      ['table_row', 'Construction | Reinforced concrete'],
+      ['paragraph', 'Policy P-12345, Harbour Holdings Limited'],
+      ['paragraph', 'Broker reference B-9'],
+    ])
+    expect(text).not.toContain('1000000')
+    const answers = await evaluateCase(app, key, sc)
+    expect(answers.sum_insured!.value).toBe('2500000')
+    expect(answers.building_value!.value).toBe('1800000')
+  })
+
+  test('a package of 43 header and footer parts: the first 32 read, degraded saying how many were left', async () => {
+    const parts = unzipSync(proposalDocx())
+    const header = new TextDecoder().decode(parts['word/header1.xml'])
+    for (let i = 3; i <= 42; i++) parts[`word/header${i}.xml`] = new TextEncoder().encode(header.replace('Policy P-12345', `Section ${i}`))
+    const { doc, blocks } = await ingest('sections.docx', DOCX, zipSync(parts) as Bytes)
+    expect(doc.status).toBe('ready_degraded')
+    expect(doc.error_detail).toContain('only the first 32 header and footer parts were read (11 more)')
+    const margins = blocks.map((b) => b.text).filter((t) => t.includes('Harbour Holdings Limited'))
+    expect(margins).toEqual(['Policy P-12345, Harbour Holdings Limited', ...Array.from({ length: 30 }, (_, i) => `Section ${i + 3}, Harbour Holdings Limited`)])
   })
 })
 

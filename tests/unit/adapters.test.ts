@@ -109,6 +109,12 @@ describe('adapters', () => {
     })
   })
 
+  test('html: a check box or radio button reads as its state (a saved form); other inputs add nothing', async () => {
+    const e = await ADAPTERS.html(new TextEncoder().encode('<form><p>Smoker: <input type="checkbox" checked> Yes <input type="CHECKBOX"> No</p>'
+      + '<p>Cover: <input type="radio" name="c"> Basic <input type="radio" name="c" checked="checked"> Full</p><p>Name <input type="text" value="ignored"><input type="hidden" value="token"></p></form>'))
+    expect(segs(e).map((s) => s.text)).toEqual(['Smoker: \u2612 Yes \u2610 No', 'Cover: \u25cb Basic \u25c9 Full', 'Name'])
+  })
+
   test('html: text only (no script, style, title or link targets), kinds kept', async () => {
     const e = await ADAPTERS.html(htmlSample())
     expect(segs(e).map(({ kind, text }) => ({ kind, text }))).toEqual([

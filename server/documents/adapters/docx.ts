@@ -1,9 +1,11 @@
 /**
  * DOCX, read with `mammoth` (which keeps headings, paragraphs, lists and tables as HTML) and then
- * cut like HTML. Errors mammoth reports while still producing a document make the parse degraded.
+ * cut like HTML; the headers and footers after the body (docx-headers.ts), as the DOC adapter
+ * reads them. Errors mammoth reports while still producing a document make the parse degraded.
  */
 import mammoth from 'mammoth'
 import { htmlSegments } from './html'
+import { headerFooterSegments, MAX_MARGIN_PARTS } from './docx-headers'
 import { DEFAULT_READ_LIMITS, UnreadableDocument, type Adapter } from './types'
 import { assertZipInflatesWithin } from './zip-bounds'
 
@@ -22,10 +24,14 @@ export const readDocx: Adapter = async (bytes, limits = DEFAULT_READ_LIMITS) => 
   } catch {
     throw new UnreadableDocument('the DOCX package could not be read')
   }
-  const errors = result.messages.filter((m) => m.type === 'error')
+  const margins = await headerFooterSegments(bytes, skipImage)
+  const errors = result.messages.filter((m) => m.type === 'error').length + margins.failed
+  const notes: string[] = []
+  if (errors > 0) notes.push(`${errors} part${errors === 1 ? '' : 's'} of the document could not be read`)
+  if (margins.left > 0) notes.push(`only the first ${MAX_MARGIN_PARTS} header and footer parts were read (${margins.left} more)`)
   return {
-    pages: [{ page: 1, segments: htmlSegments(result.value) }],
-    degraded: errors.length > 0,
-    notes: errors.length > 0 ? [`${errors.length} part${errors.length === 1 ? '' : 's'} of the document could not be read`] : [],
+    pages: [{ page: 1, segments: [...htmlSegments(result.value), ...margins.segments] }],
+    degraded: notes.length > 0,
+    notes,
   }
 }

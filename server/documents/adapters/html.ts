@@ -1,7 +1,9 @@
 /**
  * HTML, text only, through `html-to-text`: headings, paragraphs, list items and table rows become
- * blocks; scripts, styles, images and link targets are dropped. Also the second half of the DOCX
- * adapter (mammoth turns a DOCX into HTML).
+ * blocks; scripts, styles, images and link targets are dropped. A check box or radio button is its
+ * state, as the form shows it (☒ checked, ☐ not; ◉ and ○ for radio buttons): a form's answer is
+ * often nothing but which box is ticked. Also the second half of the DOCX adapter (mammoth turns a
+ * DOCX into HTML, its form and content-control check boxes into check box inputs).
  */
 import { convert, type FormatCallback } from 'html-to-text'
 import { decodeUtf8, requireReadable, tidy, type Adapter, type Segment } from './types'
@@ -57,17 +59,31 @@ const tableRow: FormatCallback = (elem, walk, builder) => {
   builder.closeBlock({ trailingLineBreaks: 2 })
 }
 
+/** The glyphs of a ticked and an unticked box, and of a chosen and an unchosen radio button. */
+export const CHECK_GLYPHS = { checked: '\u2612', unchecked: '\u2610', chosen: '\u25c9', unchosen: '\u25cb' } as const
+
+/** A check box or radio button: its state as a glyph (a text field's typed value is not in the markup). */
+const formInput: FormatCallback = (elem, _walk, builder) => {
+  const attribs = (elem as { attribs?: Record<string, string> }).attribs ?? {}
+  const type = (attribs.type ?? '').toLowerCase()
+  if (type !== 'checkbox' && type !== 'radio') return
+  const on = 'checked' in attribs
+  const glyph = type === 'checkbox' ? (on ? CHECK_GLYPHS.checked : CHECK_GLYPHS.unchecked) : (on ? CHECK_GLYPHS.chosen : CHECK_GLYPHS.unchosen)
+  builder.addInline(glyph, { noWordTransform: true })
+}
+
 /** An element whose children are walked with no block of its own (a table cell outside a row). */
 const inline: FormatCallback = (elem, walk, builder) => walk(elem.children, builder)
 
 const OPTIONS = {
   wordwrap: false as const,
-  formatters: { svcHeading: heading, svcBlock: block, svcRow: tableRow, svcInline: inline },
+  formatters: { svcHeading: heading, svcBlock: block, svcRow: tableRow, svcInline: inline, svcInput: formInput },
   selectors: [
     ...['h1', 'h2', 'h3', 'h4', 'h5', 'h6'].map((selector) => ({ selector, format: 'svcHeading' })),
     ...['p', 'li', 'div', 'section', 'article', 'blockquote', 'pre', 'dd', 'dt', 'caption', 'figcaption'].map((selector) => ({ selector, format: 'svcBlock' })),
     ...['ul', 'ol', 'dl', 'table', 'thead', 'tbody', 'tfoot'].map((selector) => ({ selector, format: 'svcInline' })),
     { selector: 'tr', format: 'svcRow' },
+    { selector: 'input', format: 'svcInput' },
     { selector: 'a', options: { ignoreHref: true } },
     { selector: 'img', format: 'skip' },
     { selector: 'hr', format: 'skip' },
