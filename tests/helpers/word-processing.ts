@@ -26,8 +26,8 @@ The premium is \u8364?5000 per year \endash{} payable quarterly.\par
 /** The words a reader must bring out of the proposal RTF. */
 export const PROPOSAL_WORDS = 'Proposal form The proposer is Harbour Holdings Limited, trading as Café Lumière, since 1998. The premium is €5000 per year – payable quarterly. Item Value Sum insured 2500000 Construction Reinforced concrete frame After the table, the declaration follows. Signed declaration'
 
-/** A survey report as an ODT package. */
-export function surveyOdt(): Bytes {
+/** A survey report as an ODT package; with `margins`, a styles.xml whose master page has a header (its first-page header the same) and a footer. */
+export function surveyOdt(opts: { margins?: boolean } = {}): Bytes {
   const content = `<?xml version="1.0" encoding="UTF-8"?>
 <office:document-content xmlns:office="urn:oasis:names:tc:opendocument:xmlns:office:1.0" xmlns:text="urn:oasis:names:tc:opendocument:xmlns:text:1.0" xmlns:table="urn:oasis:names:tc:opendocument:xmlns:table:1.0" office:version="1.3">
 <office:automatic-styles><style:style xmlns:style="urn:oasis:names:tc:opendocument:xmlns:style:1.0" style:name="P1" style:family="paragraph"/></office:automatic-styles>
@@ -45,10 +45,19 @@ export function surveyOdt(): Bytes {
 </office:text></office:body></office:document-content>`
   const manifest = `<?xml version="1.0" encoding="UTF-8"?>
 <manifest:manifest xmlns:manifest="urn:oasis:names:tc:opendocument:xmlns:manifest:1.0" manifest:version="1.3"><manifest:file-entry manifest:full-path="/" manifest:media-type="application/vnd.oasis.opendocument.text"/><manifest:file-entry manifest:full-path="content.xml" manifest:media-type="text/xml"/></manifest:manifest>`
+  const styles = `<?xml version="1.0" encoding="UTF-8"?>
+<office:document-styles xmlns:office="urn:oasis:names:tc:opendocument:xmlns:office:1.0" xmlns:style="urn:oasis:names:tc:opendocument:xmlns:style:1.0" xmlns:text="urn:oasis:names:tc:opendocument:xmlns:text:1.0" office:version="1.3">
+<office:styles><style:style style:name="Header" style:family="paragraph"><style:paragraph-properties/></style:style></office:styles>
+<office:master-styles><style:master-page style:name="Standard">
+<style:header><text:p text:style-name="Header">Survey S-2025-031, 12 Harbour Street</text:p></style:header>
+<style:header-first><text:p text:style-name="Header">Survey S-2025-031, 12 Harbour Street</text:p></style:header-first>
+<style:footer><text:p>Page <text:page-number>1</text:page-number></text:p></style:footer>
+</style:master-page></office:master-styles></office:document-styles>`
   // The mimetype entry first and stored, as ODF requires (and type sniffers read).
   return zipSync({
     mimetype: [strToU8('application/vnd.oasis.opendocument.text'), { level: 0 }],
     'content.xml': strToU8(content),
+    ...(opts.margins ? { 'styles.xml': strToU8(styles) } : {}),
     'META-INF/manifest.xml': strToU8(manifest),
   }) as Bytes
 }

@@ -130,6 +130,15 @@ describe('DOCX as Word writes a form', () => {
   })
 })
 
+describe('ODT headers and footers', () => {
+  test('the master page\'s header and footer after the body, each text once; the body as before', async () => {
+    const { doc, blocks } = await ingest('survey.odt', ODT, surveyOdt({ margins: true }))
+    expect(doc.status).toBe('ready')
+    expect(blocks.map((b) => b.text).slice(-3)).toEqual(['Surveyor: A. Jones & Partners', 'Survey S-2025-031, 12 Harbour Street', 'Page 1'])
+    expect(blocks).toHaveLength(10)
+  })
+})
+
 describe('hostile ODT', () => {
   test('a content.xml that inflates past the limit (a zip bomb) fails naming the limit, within the parser memory ceiling', async () => {
     // 160 MiB of content XML (past the 128 MiB default of SVC_PARSE_MAX_INFLATED_MB) deflates to a fraction of a megabyte.
