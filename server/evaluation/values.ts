@@ -94,11 +94,39 @@ export function parseBoolean(raw: string): boolean | null {
   return null
 }
 
+/** A ticked box or chosen radio button, as the document adapters write them (☒ ☑ ◉), and an empty one (☐ ○). */
+const TICKED = /[\u2612\u2611\u25c9]/u
+const BOX = /([\u2612\u2611\u25c9\u2610\u25cb])/u
+
+/**
+ * The option a row of check boxes picks ("☒ Yes ☐ No" is "Yes"; "Yes ☐ No ☒" is "No"; several
+ * ticked are joined by ", "), "" when none is ticked, or null when the value holds no box or
+ * cannot be read safely: boxes that sit both before and after text, so that which option a box
+ * belongs to is unclear.
+ */
+export function checkedChoice(raw: string): string | null {
+  const parts = raw.split(BOX) // text, box, text, box, ..., text
+  if (parts.length < 3) return null
+  const first = parts[0]!.trim()
+  const last = parts[parts.length - 1]!.trim()
+  if ((first === '') === (last === '')) return null
+  const chosen: string[] = []
+  for (let i = 1; i < parts.length; i += 2) {
+    if (!TICKED.test(parts[i]!)) continue
+    const option = (first === '' ? parts[i + 1] : parts[i - 1])!.trim()
+    if (option !== '') chosen.push(option)
+  }
+  return chosen.join(', ')
+}
+
 /**
  * Types a raw cell or "Label: value" value: a number (optionally followed by one unit word, as in
- * "12 years"), a date, a boolean, else text.
+ * "12 years"), a date, a boolean, else text. A row of check boxes is the option it picks (a row
+ * with none ticked, or one that cannot be read safely, stays text).
  */
 export function parseValue(raw: string): TypedValue {
+  const choice = checkedChoice(raw)
+  if (choice) return parseValue(choice)
   const s = raw.trim()
   const date = parseDate(s)
   if (date) return { type: 'date', value: date }

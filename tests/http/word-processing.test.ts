@@ -33,6 +33,8 @@ beforeAll(async () => {
     { key: 'building_value', text: 'What is the building value?', criticality: 'major', answer_type: 'number', fact_path: 'building_value' },
     { key: 'analyst', text: 'Who is the analyst?', criticality: 'minor', answer_type: 'text', fact_path: 'analyste' },
     { key: 'first_licence_question', text: 'What does the licence table ask first?', criticality: 'minor', answer_type: 'text', fact_path: 'license.first' },
+    { key: 'sprinklered', text: 'Is the building sprinklered?', criticality: 'minor', answer_type: 'boolean', fact_path: 'sprinklered' },
+    { key: 'flood_zone', text: 'Is it in a flood zone?', criticality: 'minor', answer_type: 'boolean', fact_path: 'flood_zone' },
   ])
 })
 afterAll(() => app?.stop())
@@ -116,6 +118,10 @@ describe('DOCX as Word writes a form', () => {
     const answers = await evaluateCase(app, key, sc)
     expect(answers.sum_insured!.value).toBe('2500000')
     expect(answers.building_value!.value).toBe('1800000')
+    // The ticked box is the answer, with the line as its evidence.
+    expect(answers.sprinklered!.value).toBe(true)
+    expect(answers.flood_zone!.value).toBe(false)
+    expect(answers.sprinklered!.cited).toEqual([expect.objectContaining({ document_id: doc.id, block_id: blocks[0]!.id })])
   })
 
   test('a package of 43 header and footer parts: the first 32 read, degraded saying how many were left', async () => {

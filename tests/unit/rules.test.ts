@@ -1,6 +1,6 @@
 import { describe, expect, test, setDefaultTimeout } from 'bun:test'
 import { acceptAnswer, evaluateRule, judgesAbsence, parseRule, RuleError, ruleProblem } from '../../server/evaluation/rules'
-import { parseDate, parseNumber, parseValue, readAnswerValue } from '../../server/evaluation/values'
+import { checkedChoice, parseDate, parseNumber, parseValue, readAnswerValue } from '../../server/evaluation/values'
 
 setDefaultTimeout(60_000) // file-scoped in Bun 1.4: the preload only reaches the first file
 
@@ -100,6 +100,20 @@ describe('typed values', () => {
     expect(parseNumber('1,25,000')).toBeNull()
     expect(parseNumber('12 34')).toBeNull()
     expect(parseValue('12 years')).toEqual({ type: 'number', value: '12', unit: 'years' })
+  })
+
+  test('a row of check boxes is the option it picks, or stays text when none is ticked or which box is whose is unclear', () => {
+    expect(parseValue('\u2612 Yes \u2610 No')).toEqual({ type: 'boolean', value: true })
+    expect(parseValue('\u2610 Yes \u2612 No')).toEqual({ type: 'boolean', value: false })
+    expect(parseValue('Yes \u2610 No \u2612')).toEqual({ type: 'boolean', value: false })
+    expect(parseValue('\u25cb Basic \u25c9 Full cover')).toEqual({ type: 'text', value: 'Full cover' })
+    expect(checkedChoice('\u2612 Fire \u2610 Flood \u2611 Theft')).toBe('Fire, Theft')
+    expect(checkedChoice('\u2610 Yes \u2610 No')).toBe('')
+    expect(parseValue('\u2610 Yes \u2610 No')).toEqual({ type: 'text', value: '\u2610 Yes \u2610 No' })
+    // A box before the first option and another after the last: whose box is which is unclear.
+    expect(checkedChoice('\u2612 Yes \u2610 No \u2610')).toBeNull()
+    expect(checkedChoice('Yes \u2612 No')).toBeNull()
+    expect(checkedChoice('Sprinklered')).toBeNull()
   })
 
   test('dates only when unambiguous; booleans; text otherwise', () => {
