@@ -23,6 +23,25 @@ The premium is \u8364?5000 per year \endash{} payable quarterly.\par
 {\field{\*\fldinst HYPERLINK "https://example.invalid"}{\fldrslt Signed declaration}}\par
 }`
 
+/**
+ * A proposal form as RTF the way Word writes one: check box form fields whose state is in the
+ * instruction's `\*\formfield` (`\ffres1` ticked, `\ffres0` not, `\ffres25` "as the default"
+ * `\ffdefres`), a text form field, a tracked deletion (`\deleted`) before its insertion, and a
+ * header on every page and on the first (the same text) and a footer, written before the body.
+ */
+export const PROPOSAL_FORM_RTF = (() => {
+  const box = (result: number, byDefault = 0) => `{\\field\\flddirty{\\*\\fldinst {\\lang1024 FORMCHECKBOX }{\\*\\formfield{\\fftype1\\ffres${result}\\fftypetxt0\\ffhps20{\\*\\ffname Check}\\ffdefres${byDefault}}}}{\\fldrslt }}`
+  return String.raw`{\rtf1\ansi\ansicpg1252\deff0{\fonttbl{\f0\fswiss Arial;}}{\*\generator Microsoft Word 16.0;}
+{\header \pard\plain\f0 Policy P-12345, Harbour Holdings Limited\par}
+{\headerf \pard\plain\f0 Policy P-12345, Harbour Holdings Limited\par}
+{\footer \pard\plain\f0 Broker reference B-9\par}
+\pard\plain\f0 Sprinklered: ${box(1)} Yes ${box(0)} No\par
+Flood zone: ${box(25, 0)} Yes ${box(25, 1)} No\par
+Sum insured: {\field{\*\fldinst {FORMTEXT {\*\formfield{\fftype0\ffres25{\*\ffname Sum}}}}}{\fldrslt 2500000}}\par
+Building value: {\deleted\revauthdel1 1000000}{\revised\revauth1 1800000}\par
+}`
+})()
+
 /** The words a reader must bring out of the proposal RTF. */
 export const PROPOSAL_WORDS = 'Proposal form The proposer is Harbour Holdings Limited, trading as Café Lumière, since 1998. The premium is €5000 per year – payable quarterly. Item Value Sum insured 2500000 Construction Reinforced concrete frame After the table, the declaration follows. Signed declaration'
 

@@ -7,12 +7,13 @@
  */
 import { afterAll, beforeAll, describe, expect, test, setDefaultTimeout } from 'bun:test'
 import { unzipSync, zipSync } from 'fflate'
+import { join } from 'node:path'
 import { call, startApp, type TestApp } from '../helpers/app'
 import { settled, uploadAndComplete, type Bytes } from '../helpers/samples'
 import { publishedSet } from '../helpers/underwriting-pack'
 import { documentText, evaluateCase } from '../helpers/fact-check'
 import { recall } from '../helpers/spreadsheets'
-import { deepRtf, PROPOSAL_RTF, PROPOSAL_WORDS, proposalDocx, SURVEY_WORDS, surveyOdt, WORD_FIXTURE_WORDS, wordFixture } from '../helpers/word-processing'
+import { deepRtf, PROPOSAL_FORM_RTF, PROPOSAL_RTF, PROPOSAL_WORDS, proposalDocx, SURVEY_WORDS, surveyOdt, WORD_FIXTURE_WORDS, wordFixture } from '../helpers/word-processing'
 
 setDefaultTimeout(120_000)
 
@@ -133,6 +134,47 @@ describe('DOCX as Word writes a form', () => {
     expect(doc.error_detail).toContain('only the first 32 header and footer parts were read (11 more)')
     const margins = blocks.map((b) => b.text).filter((t) => t.includes('Harbour Holdings Limited'))
     expect(margins).toEqual(['Policy P-12345, Harbour Holdings Limited', ...Array.from({ length: 30 }, (_, i) => `Section ${i + 3}, Harbour Holdings Limited`)])
+  })
+})
+
+describe('the proposal form in every word-processing format: ticked boxes, tracked changes, headers', () => {
+  const fixture = async (name: string) => new Uint8Array(await Bun.file(join(import.meta.dir, '../fixtures/libreoffice-7.4', name)).arrayBuffer()) as Bytes
+  const BODY = (sprinklered: string) => [
+    `Sprinklered: ${sprinklered}`, 'Flood zone: \u2610 Yes \u2612 No', 'Sum insured: 2500000', 'Building value: 1800000',
+    'Item | Value', 'Construction | Reinforced concrete', 'Policy P-12345, Harbour Holdings Limited', 'Broker reference B-9',
+  ]
+
+  test('RTF as Word writes it: check box form fields read as their state, the deleted figure left out, the header after the body once', async () => {
+    const { sc, doc, blocks } = await ingest('proposal.rtf', RTF, new TextEncoder().encode(PROPOSAL_FORM_RTF) as Bytes)
+    expect(doc.status).toBe('ready')
+    expect(blocks.map((b) => b.text)).toEqual(BODY('\u2612 Yes \u2610 No').filter((t) => !t.includes(' | ')))
+    const answers = await evaluateCase(app, key, sc)
+    expect([answers.sprinklered!.value, answers.flood_zone!.value, answers.building_value!.value]).toEqual([true, false, '1800000'])
+  })
+
+  test('RTF as LibreOffice writes it: the deleted 1000000 never glued to the inserted 1800000; check boxes without a state degrade the document, saying so', async () => {
+    const { sc, doc, blocks } = await ingest('proposal.rtf', RTF, await fixture('proposal.rtf'))
+    expect(doc.status).toBe('ready_degraded')
+    expect(doc.error_detail).toContain('2 check box form fields have no state in the file')
+    expect(blocks.map((b) => b.text)).toEqual(BODY('Yes No'))
+    const answers = await evaluateCase(app, key, sc)
+    expect(answers.building_value!.value).toBe('1800000')
+    expect(answers.sprinklered!.value).toBeNull()
+  })
+
+  test('DOC as LibreOffice writes it: check box form fields, whose state word-extractor cannot read, degrade the document; the header once', async () => {
+    const { doc, blocks } = await ingest('proposal.doc', DOC, await fixture('proposal.doc'))
+    expect(doc.status).toBe('ready_degraded')
+    expect(doc.error_detail).toContain('2 check box form fields whose state is not read')
+    expect(blocks.map((b) => b.text)).toEqual(BODY(' Yes  No')) // where each box was, its space
+  })
+
+  test('ODT as LibreOffice writes it: check box field marks read as their state; the tracked deletion left out', async () => {
+    const { sc, doc, blocks } = await ingest('proposal.odt', ODT, await fixture('proposal.odt'))
+    expect(doc.status).toBe('ready')
+    expect(blocks.map((b) => b.text)).toEqual(BODY('\u2612 Yes \u2610 No'))
+    const answers = await evaluateCase(app, key, sc)
+    expect([answers.sprinklered!.value, answers.flood_zone!.value]).toEqual([true, false])
   })
 })
 

@@ -5,6 +5,9 @@
  * tab before the line end, so a run of lines ending in a tab is a table: each row a `table_row`
  * block with its cells named by the table's first row (a cell of several paragraphs joined into
  * one); every other line is a paragraph. The file is bounded by the upload limit and held in memory once; nothing is inflated.
+ * Headers and footers repeat from section to section: each text is kept once. A check box form
+ * field (`FORMCHECKBOX`) keeps its state outside the text, where word-extractor does not read: the
+ * box adds nothing, so a document that has any is degraded, saying how many and why.
  */
 import WordExtractor from 'word-extractor'
 import { TableRows } from './table-rows'
@@ -40,6 +43,17 @@ export function wordSegments(text: string): Segment[] {
   return out
 }
 
+/** The field instruction of a check box form field, as Word stores it in the text (8-bit or UTF-16LE pieces). */
+const CHECKBOX_FIELD = [Buffer.from('FORMCHECKBOX', 'latin1'), Buffer.from('FORMCHECKBOX', 'utf16le')]
+
+/** How many check box form fields the file's text holds (a byte search; their state is not read). */
+function checkBoxFields(bytes: Uint8Array): number {
+  const buffer = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)
+  let n = 0
+  for (const needle of CHECKBOX_FIELD) for (let at = buffer.indexOf(needle); at >= 0; at = buffer.indexOf(needle, at + needle.length)) n++
+  return n
+}
+
 /** The DOC adapter. */
 export const readDoc: Adapter = async (bytes) => {
   if (!(bytes[0] === 0xd0 && bytes[1] === 0xcf && bytes[2] === 0x11 && bytes[3] === 0xe0)) {
@@ -51,12 +65,17 @@ export const readDoc: Adapter = async (bytes) => {
   } catch (e) {
     throw new UnreadableDocument(/encrypt|password/i.test(String((e as Error)?.message)) ? 'the document is encrypted' : 'the Word document could not be read')
   }
+  const seen = new Set<string>()
   const segments = [
     ...wordSegments(doc.getBody()),
     ...wordSegments(doc.getFootnotes()),
     ...wordSegments(doc.getEndnotes()),
     ...wordSegments(doc.getTextboxes({ includeHeadersAndFooters: false, includeBody: true })),
-    ...wordSegments(doc.getHeaders({ includeFooters: true })),
+    ...wordSegments(doc.getHeaders({ includeFooters: true })).filter((s) => !seen.has(s.text) && seen.add(s.text)),
   ]
-  return { pages: [{ page: 1, segments }], degraded: false, notes: [] }
+  const boxes = checkBoxFields(bytes)
+  const notes = boxes > 0
+    ? [`${boxes} check box form field${boxes === 1 ? '' : 's'} whose state is not read (Word 97-2003 keeps it outside the text): an answer given by ticking a box may be missing; saved as DOCX it is read`]
+    : []
+  return { pages: [{ page: 1, segments }], degraded: notes.length > 0, notes }
 }

@@ -6,7 +6,8 @@
  * cell joined by a space) with its cells named by the table's first row. Whitespace runs read as
  * one space (`text:s`, `text:tab` included); a line break stays inside its block. Tracked
  * deletions, annotations, note citations and everything outside the body (styles, fonts) are left
- * out. Then the page headers and footers, which live in `styles.xml` (its master pages), read the
+ * out. A check box form field (`field:fieldmark` of type FORMCHECKBOX, as LibreOffice writes Word's)
+ * reads as its state, ☒ or ☐ (content-control check boxes hold their glyph as text already). Then the page headers and footers, which live in `styles.xml` (its master pages), read the
  * same way, each text once, as the DOC and DOCX adapters read theirs. (An earlier reader wrote HTML
  * and cut it with html-to-text: the same blocks at six times the cost of the XML walk.)
  */
@@ -38,6 +39,7 @@ export function odtSegments(xml: string, regions: ReadonlySet<string> = BODY): S
   let cellDepth = 0
   let cells: string[] = []
   let cell = ''
+  let box: { ticked: boolean } | undefined // a check box form field being read
   const flush = () => {
     // Whitespace runs read as one space; a line break (marked U+2028 while reading) stays.
     const spaced = text.replace(/[ \t\r\n]+/g, ' ')
@@ -56,6 +58,8 @@ export function odtSegments(xml: string, regions: ReadonlySet<string> = BODY): S
       if (regions.has(name)) { inBody++; return }
       if (inBody === 0) return
       if (skip > 0 || SKIPPED.has(name)) { skip++; return }
+      if (name === 'field:fieldmark' && /FORMCHECKBOX$/.test(attrs['field:type'] ?? '')) { box = { ticked: false }; return }
+      if (name === 'field:param' && box && attrs['field:name'] === 'Checkbox_Checked') { box.ticked = attrs['field:value'] === 'true'; return }
       if (cellDepth > 0) {
         if (name === 'text:line-break' || name === 'text:tab' || name === 'text:s') cell += ' '
         return
@@ -76,6 +80,13 @@ export function odtSegments(xml: string, regions: ReadonlySet<string> = BODY): S
       if (regions.has(name)) { flush(); inBody--; return }
       if (inBody === 0) return
       if (skip > 0) { skip--; return }
+      if (name === 'field:fieldmark' && box) {
+        const glyph = box.ticked ? '\u2612' : '\u2610'
+        if (cellDepth > 0) cell += glyph
+        else if (rowDepth === 0) text += glyph
+        box = undefined
+        return
+      }
       if (cellDepth > 0) {
         if (CELLS.has(name)) { cellDepth--; if (cellDepth === 0) cells.push(cell) }
         else if (BLOCKS[name]) cell += ' '

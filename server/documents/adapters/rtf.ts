@@ -3,7 +3,12 @@
  * recursion, so a file nested 100,000 groups deep costs a stack entry a group, never a call
  * frame) and read here into paragraphs and table rows in reading order. Destinations that hold no
  * body text (font and colour tables, styles, document info, pictures, objects, field
- * instructions, headers and footers, every `\*` destination) are skipped. Characters: `\uN` with
+ * instructions, every `\*` destination) are skipped, and so is text of a tracked deletion
+ * (`\deleted`): read, a deleted 1000000 before an inserted 1800000 made 10000001800000. A check box
+ * form field (`FORMCHECKBOX`, its state in the instruction's `\*\formfield`) reads as its state,
+ * ☒ or ☐; one whose file does not hold its state (LibreOffice writes none) adds nothing and
+ * degrades the parse, saying so. Headers and footers are read after the body (Word writes them
+ * before it), each text once. Characters: `\uN` with
  * its `\ucN` fallback skipped, `\'hh` and 8-bit text in the document's code page (`\ansicpg`,
  * through iconv-lite; double-byte pages such as 932 included). `\bin` data is skipped, and a
  * length past the end of the file is refused before tokenising.
@@ -15,8 +20,7 @@ import { UnreadableDocument, type Adapter, type Segment } from './types'
 
 /** Destinations whose text is not the document's body. */
 const SKIPPED = new Set([
-  'fonttbl', 'colortbl', 'stylesheet', 'info', 'pict', 'object', 'objdata', 'fldinst', 'header', 'headerl', 'headerr', 'headerf',
-  'footer', 'footerl', 'footerr', 'footerf', 'themedata', 'colorschememapping', 'datastore', 'latentstyles', 'listtable',
+  'fonttbl', 'colortbl', 'stylesheet', 'info', 'pict', 'object', 'objdata', 'fldinst', 'themedata', 'colorschememapping', 'datastore', 'latentstyles', 'listtable',
   'listoverridetable', 'rsidtbl', 'generator', 'xmlnstbl', 'filetbl', 'revtbl', 'pgdsctbl', 'nonshppict', 'bkmkstart', 'bkmkend',
   'footnote', 'annotation', 'atnid', 'atnauthor', 'template', 'userprops', 'docvar', 'mmathPr', 'sp', 'shpinst',
 ])
@@ -27,8 +31,22 @@ const CHARACTERS: Record<string, string> = {
   endash: '\u2013', emdash: '\u2014', enspace: ' ', emspace: ' ', qmspace: ' ', '~': '\u00a0', _: '-', '{': '{', '}': '}', '\\': '\\',
 }
 
-/** A group's state: skipped (a destination without body text) and its Unicode fallback length. */
-interface Group { skip: boolean; uc: number }
+/** Destinations of page headers and footers: read, but after the body. */
+const MARGINS = new Set(['header', 'headerl', 'headerr', 'headerf', 'footer', 'footerl', 'footerr', 'footerf'])
+
+/** The glyphs of a ticked and an unticked box (as html.ts writes a check box). */
+const TICKED = '\u2612'
+const UNTICKED = '\u2610'
+
+/**
+ * A group's state: skipped (a destination without body text), its Unicode fallback length,
+ * whether it is a field (`\field`: a check box it holds is written when it closes) and whether it
+ * is a page header or footer.
+ */
+interface Group { skip: boolean; uc: number; field?: boolean; margin?: boolean; instruction?: boolean; deleted?: boolean }
+
+/** A field being read: whether its instruction names a check box, and its form field's properties (`\fftype1` a check box). */
+interface Field { checkbox: boolean; type?: number; result?: number; default?: number }
 
 /** Refuses a file whose `\binN` declares more bytes than the file holds (the tokenizer would allocate them). */
 function assertBinaryWithin(bytes: Uint8Array): void {
@@ -48,8 +66,13 @@ export const readRtf: Adapter = async (bytes) => {
     throw new UnreadableDocument('the file does not start as RTF does ({\\rtf)')
   }
   assertBinaryWithin(bytes)
-  const segments: Segment[] = []
-  const table = new TableRows()
+  let segments: Segment[] = []
+  let table = new TableRows()
+  // Headers and footers: their paragraphs are kept apart (Word writes them before the body) and read after it.
+  const body = { segments, table }
+  const margins = { segments: [] as Segment[], table: new TableRows() }
+  let field: Field | undefined
+  let stateless = 0 // check boxes whose file holds no state
   const stack: Group[] = [{ skip: false, uc: 1 }]
   let codepage = 'windows-1252'
   // 8-bit text waiting for its code page: runs of the file's bytes (never copied byte by byte) and `\'hh` bytes.
@@ -107,16 +130,32 @@ export const readRtf: Adapter = async (bytes) => {
     switch (token.type) {
       case 0: // group start
         flushBytes()
-        stack.push({ skip: group.skip, uc: group.uc })
+        stack.push({ skip: group.skip, uc: group.uc, margin: group.margin, instruction: group.instruction, deleted: group.deleted })
         groupStart = true
         return
-      case 1: // group end
+      case 1: { // group end
         flushBytes()
-        if (stack.length > 1) stack.pop()
-        else unbalanced = true
+        if (stack.length <= 1) { unbalanced = true; return }
+        const closed = stack.pop()!
+        if (closed.field && field && (field.checkbox || field.type === 1) && !stack[stack.length - 1]!.skip) {
+          if (field.type === 1) {
+            // A check box: its result, or its default when the result says so (25) or is missing.
+            const ticked = field.result === 1 || ((field.result === undefined || field.result === 25) && field.default === 1)
+            text += ticked ? TICKED : UNTICKED
+          } else stateless++
+        }
+        if (closed.field) field = undefined
+        if (closed.margin && !stack[stack.length - 1]!.margin) {
+          // The header or footer ends: its last paragraph, then back to the body.
+          endParagraph()
+          segments = body.segments
+          table = body.table
+        }
         return
+      }
       case 3: { // text
-        if (group.skip) return
+        if (group.instruction && field && !field.checkbox && /FORMCHECKBOX/.test(Buffer.from(token.data).toString('latin1'))) field.checkbox = true
+        if (group.skip || group.deleted) return
         let data = token.data.subarray(0, token.length ?? token.data.length)
         if (skipFallback > 0) { const n = Math.min(skipFallback, data.length); data = data.subarray(n); skipFallback -= n }
         pushBytes(data)
@@ -124,10 +163,27 @@ export const readRtf: Adapter = async (bytes) => {
       }
       case 2: { // control
         const word = token.word
+        // A form field's properties are read inside its (skipped) instruction.
+        if (word === 'fftype' || word === 'ffres' || word === 'ffdefres') {
+          if (field) field[word === 'fftype' ? 'type' : word === 'ffres' ? 'result' : 'default'] = token.param ?? 0
+          return
+        }
+        if (opened && word === 'field' && !group.skip) { group.field = true; field = { checkbox: false }; return }
+        if (word === 'fldinst') group.instruction = true
+        if (word === 'deleted') { group.deleted = token.param !== 0; return }
+        if (word === 'plain') group.deleted = false
+        if (opened && MARGINS.has(word) && !group.skip) {
+          endParagraph()
+          group.margin = true
+          segments = margins.segments
+          table = margins.table
+          return
+        }
         if (opened && (word === '*' || SKIPPED.has(word))) { group.skip = true; return }
         if (word === 'ansicpg' && token.param !== undefined && iconv.encodingExists(`cp${token.param}`)) { codepage = `cp${token.param}`; return }
         if (word === 'uc') { group.uc = token.param ?? 1; return }
         if (group.skip) return
+        if (group.deleted && (word === "'" || word === 'u' || word in CHARACTERS)) return
         if (word === "'") {
           if (skipFallback > 0) { skipFallback--; return }
           pushBytes(Uint8Array.of(token.data?.[0] ?? 0x3f))
@@ -167,7 +223,13 @@ export const readRtf: Adapter = async (bytes) => {
   if (cells.length > 0) endRow()
   inTable = false
   endParagraph()
+  // The headers and footers after the body, each text once (every section repeats its own).
+  const seen = new Set<string>()
+  const all = [...body.segments, ...margins.segments.filter((m) => !seen.has(m.text) && seen.add(m.text))]
   const truncated = unbalanced || stack.length > 1
-  if (segments.length === 0 && truncated) throw new UnreadableDocument('the RTF could not be read')
-  return { pages: [{ page: 1, segments }], degraded: truncated, notes: truncated ? ['the RTF ends inside an open group (cut short?); the text before it is kept'] : [] }
+  if (all.length === 0 && truncated) throw new UnreadableDocument('the RTF could not be read')
+  const notes: string[] = []
+  if (truncated) notes.push('the RTF ends inside an open group (cut short?); the text before it is kept')
+  if (stateless > 0) notes.push(`${stateless} check box form field${stateless === 1 ? ' has' : 's have'} no state in the file: whether ${stateless === 1 ? 'it is' : 'they are'} ticked cannot be read`)
+  return { pages: [{ page: 1, segments: all }], degraded: notes.length > 0, notes }
 }
