@@ -9,6 +9,7 @@ import { call, startApp, type TestApp } from '../helpers/app'
 import { allBlocks, settled, uploadAndComplete, type Bytes } from '../helpers/samples'
 import { evaluationEnded, publishedSet } from '../helpers/underwriting-pack'
 import { unzipSync, zipSync } from 'fflate'
+import * as XLSXLib from '@e965/xlsx'
 import { hugeXls, lossRunPackage, scheduleOdsWithHiddenSheet, LOSS_RUN_ROWS, recall, rentRollBook, scheduleBook, SCHEDULE_WORDS, writeBook, type PackageLayout } from '../helpers/spreadsheets'
 import { documentText, evaluateCase } from '../helpers/fact-check'
 
@@ -235,6 +236,26 @@ describe('formulas a writer stored without calculating them', () => {
     const { doc, blocks } = await ingest({})
     expect(doc.status).toBe('ready')
     expect(blocks.at(-1)!.text).toBe('Total |  | 15700.5')
+  })
+})
+
+describe('number formats', () => {
+  test('a percentage reads as the percentage it shows, as a PDF\'s or a letter\'s would: 4.25%, not 0.0425', async () => {
+    const t = await app.tenant()
+    const pk = await app.apiKey(t.id, ['scenarios:read', 'scenarios:write', 'question_sets:read', 'question_sets:write'])
+    await publishedSet(app, pk, [{ key: 'rate', text: 'What is the interest rate?', criticality: 'major', answer_type: 'number', fact_path: 'interest_rate' }])
+    const book = XLSXLib.utils.book_new()
+    XLSXLib.utils.book_append_sheet(book, XLSXLib.utils.aoa_to_sheet([
+      ['Term', 'Value'],
+      ['Interest rate', { t: 'n', v: 0.0425, z: '0.00%' }],
+      ['Loan to value', { t: 'n', v: 0.8, z: '0%' }],
+      ['Arrangement fee', { t: 'n', v: 1250, z: '#,##0.00' }],
+    ]), 'Terms')
+    const sc = (await call(app.url, 'POST', '/v1/scenarios', { token: pk, body: { name: 'Loan terms' } })).body.id
+    const { doc } = await uploadAndComplete(app, pk, sc, { filename: 'terms.xlsx', contentType: XLSX, bytes: writeBook(book, 'xlsx') })
+    expect((await settled(app, pk, sc, doc.id)).status).toBe('ready')
+    expect((await allBlocks(app, pk, sc, doc.id)).map((b) => b.text)).toEqual(['Terms', 'Term | Value', 'Interest rate | 4.25%', 'Loan to value | 80%', 'Arrangement fee | 1250'])
+    expect((await evaluateCase(app, pk, sc)).rate!.value).toBe('4.25')
   })
 })
 

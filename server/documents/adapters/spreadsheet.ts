@@ -4,7 +4,10 @@
  * each non-empty row a `table_row` block whose text is the cells joined by " | " and whose `cells`
  * name each value by its column (the sheet's first non-empty row). Values are what the cell holds,
  * not how it is shown (so column sums stay exact): formulas give their cached results, numbers exact
- * decimal strings, numbers whose number format is a date or time ISO dates and times, booleans
+ * decimal strings, numbers whose number format is a date or time ISO dates and times, numbers
+ * whose format is a percentage as the percentage it shows, exactly (0.0425 as `4.25%`: a rate read
+ * as 0.0425 compared with "at most 5" as if it were 0.0425 %, and a PDF's or a letter's `4.25%`
+ * reads 4.25 %), booleans
  * `true`/`false`, errors as written. A formula the file holds no result for (a workbook written by
  * a program that does not calculate, e.g. openpyxl, and never opened in a spreadsheet program) is
  * never read as empty: its cell says `(formula not calculated)` and the parse is degraded, naming
@@ -80,14 +83,26 @@ function isDateFormat(format: string): boolean {
   return is
 }
 
-/** A cell as text: its cached value, exact decimals, ISO dates for date-formatted numbers. */
+/** Whether a number format shows a percentage: a `%` outside quoted text, escapes and brackets (remembered). */
+const percentFormats = new Map<string, boolean>()
+function isPercentFormat(format: string): boolean {
+  const known = percentFormats.get(format)
+  if (known !== undefined) return known
+  const is = format.replace(/"[^"]*"|\\.|\[[^\]]*\]/g, '').includes('%')
+  if (percentFormats.size < 10_000) percentFormats.set(format, is)
+  return is
+}
+
+/** A cell as text: its cached value, exact decimals, ISO dates for date-formatted numbers, percentages as shown. */
 export function cellText(cell: XLSX.CellObject | undefined, date1904: boolean): string {
   if (!cell) return ''
   const v = cell.v
   switch (cell.t) {
     case 'n':
       if (typeof v !== 'number' || !Number.isFinite(v)) return ''
-      return cell.z !== undefined && isDateFormat(String(cell.z)) ? serialText(v, date1904) : decimal(v)
+      if (cell.z === undefined) return decimal(v)
+      if (isDateFormat(String(cell.z))) return serialText(v, date1904)
+      return isPercentFormat(String(cell.z)) ? `${new Big(decimal(v)).times(100).toFixed()}%` : decimal(v)
     case 'b': return v ? 'true' : 'false'
     case 'e':
       if (v === undefined && cell.f !== undefined) return UNCALCULATED // a formula written without its result
