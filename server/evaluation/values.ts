@@ -25,10 +25,20 @@ const CURRENCY = /^(?:[$€£¥]|usd|eur|gbp|chf|cad|aud|jpy)\s*/i
 const CURRENCY_AFTER = /\s*(?:[$€£¥]|usd|eur|gbp|chf|cad|aud|jpy)$/i
 const GROUPED = /^\d{1,3}(?:,\d{3})+(?:\.\d+)?$/
 const PLAIN = /^\d+(?:\.\d+)?$|^\.\d+$/
+/**
+ * Numbers written with a decimal comma (most of Europe), where no English reading exists: a comma
+ * decimal after dot- or space-grouped thousands or none (`1.234,50`, `1 234,50`, `12,50`), or two
+ * or more dot-separated groups (`1.234.567`). `1,500` and `1.500` read both ways and keep their
+ * English reading (1500 and 1.5); space-grouped digits without a decimal comma (`1 234`) may be two
+ * numbers side by side and are not read as one.
+ */
+const COMMA_DECIMAL = /^\d{1,3}(?:([. \u00a0\u202f])\d{3})(?:\1\d{3})*,\d+$|^\d+,\d+$/
+const DOT_GROUPS = /^\d{1,3}(?:\.\d{3}){2,}$/
 
 /**
  * Reads an exact number: thousands separators (","), a currency sign or code, a minus sign or
- * accounting parentheses, and a trailing "%" are understood. Returns the canonical decimal string
+ * accounting parentheses, and a trailing "%" are understood; so is a decimal comma where the
+ * number has no English reading (COMMA_DECIMAL). Returns the canonical decimal string
  * (scale kept as written: "1,250,000.00" -> "1250000.00") with its unit, or null.
  */
 export function parseNumber(raw: string): { value: string; unit?: string } | null {
@@ -43,8 +53,10 @@ export function parseNumber(raw: string): { value: string; unit?: string } | nul
   const after = unit === undefined ? CURRENCY_AFTER.exec(s) : null
   if (after) { unit = after[0].trim().toUpperCase(); s = s.slice(0, after.index).trim() }
   if (s.endsWith('%')) { unit = '%'; s = s.slice(0, -1).trim() }
-  if (!GROUPED.test(s) && !PLAIN.test(s)) return null
-  let digits = s.replaceAll(',', '')
+  let digits: string
+  if (GROUPED.test(s) || PLAIN.test(s)) digits = s.replaceAll(',', '')
+  else if (COMMA_DECIMAL.test(s) || DOT_GROUPS.test(s)) digits = s.replace(/[. \u00a0\u202f]/g, '').replace(',', '.')
+  else return null
   if (digits.startsWith('.')) digits = `0${digits}`
   digits = digits.replace(/^0+(?=\d)/, '')
   const zero = /^0(?:\.0+)?$/.test(digits)

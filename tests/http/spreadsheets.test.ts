@@ -257,6 +257,22 @@ describe('number formats', () => {
     expect((await allBlocks(app, pk, sc, doc.id)).map((b) => b.text)).toEqual(['Terms', 'Term | Value', 'Interest rate | 4.25%', 'Loan to value | 80%', 'Arrangement fee | 1250'])
     expect((await evaluateCase(app, pk, sc)).rate!.value).toBe('4.25')
   })
+
+  test('a European bank export (semicolons, decimal commas): each amount one figure, the column summed exactly', async () => {
+    const t = await app.tenant()
+    const ek = await app.apiKey(t.id, ['scenarios:read', 'scenarios:write', 'question_sets:read', 'question_sets:write'])
+    await publishedSet(app, ek, [
+      { key: 'net', text: 'What is the net of the statement?', criticality: 'major', answer_type: 'number', fact_path: 'kontoauszug.betrag_eur.sum' },
+      { key: 'largest', text: 'What is the largest amount?', criticality: 'minor', answer_type: 'number', fact_path: 'kontoauszug.betrag_eur.max' },
+    ])
+    const csv = 'Datum;Buchung;Betrag (EUR)\n01.02.2024;Miete;-1.234,50\n15.02.2024;Gehalt;4.100,00\n20.02.2024;Erstattung;12,75\n'
+    const sc = (await call(app.url, 'POST', '/v1/scenarios', { token: ek, body: { name: 'Kontoauszug' } })).body.id
+    const { doc } = await uploadAndComplete(app, ek, sc, { filename: 'kontoauszug.csv', contentType: 'text/csv', bytes: new TextEncoder().encode(csv) as Bytes })
+    expect((await settled(app, ek, sc, doc.id)).status).toBe('ready')
+    const answers = await evaluateCase(app, ek, sc)
+    expect(answers.net!.value).toBe('2878.25')
+    expect(answers.largest!.value).toBe('4100.00')
+  })
 })
 
 describe('a hostile XLS', () => {

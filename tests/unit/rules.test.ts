@@ -98,6 +98,18 @@ describe('typed values', () => {
     expect(parseNumber('12.5%')).toEqual({ value: '12.5', unit: '%' })
     expect(parseNumber('007')).toEqual({ value: '7' })
     expect(parseNumber('1,25,000')).toBeNull()
+    // A decimal comma where the number has no English reading (a European document's figures).
+    expect(parseNumber('1.234,50')).toEqual({ value: '1234.50' })
+    expect(parseNumber('-2.500,00')).toEqual({ value: '-2500.00' })
+    expect(parseNumber('EUR 1.234.567,89')).toEqual({ value: '1234567.89', unit: 'EUR' })
+    expect(parseNumber('12,50 \u20ac')).toEqual({ value: '12.50', unit: 'EUR' })
+    expect(parseNumber('1 234,50')).toEqual({ value: '1234.50' })
+    expect(parseNumber('1.234.567')).toEqual({ value: '1234567' })
+    // Both readings possible: the English one, as before; two numbers side by side: none.
+    expect(parseNumber('1,500')).toEqual({ value: '1500' })
+    expect(parseNumber('1.500')).toEqual({ value: '1.500' })
+    expect(parseNumber('1 234')).toBeNull()
+    expect(parseNumber('1.234,5.6')).toBeNull()
     expect(parseNumber('12 34')).toBeNull()
     expect(parseValue('12 years')).toEqual({ type: 'number', value: '12', unit: 'years' })
   })
