@@ -53,6 +53,9 @@ export function parseNumber(raw: string): { value: string; unit?: string } | nul
   const after = unit === undefined ? CURRENCY_AFTER.exec(s) : null
   if (after) { unit = after[0].trim().toUpperCase(); s = s.slice(0, after.index).trim() }
   if (s.endsWith('%')) { unit = '%'; s = s.slice(0, -1).trim() }
+  // Money with three digits after one dot (`€ 1.500`): thousands in most of Europe, a price to the
+  // tenth of a cent in English. Both are read in underwriting files, a thousand times apart: no number.
+  if (unit !== undefined && unit !== '%' && /^\d{1,3}\.\d{3}$/.test(s)) return null
   let digits: string
   if (GROUPED.test(s) || PLAIN.test(s)) digits = s.replaceAll(',', '')
   else if (COMMA_DECIMAL.test(s) || DOT_GROUPS.test(s)) digits = s.replace(/[. \u00a0\u202f]/g, '').replace(',', '.')

@@ -109,6 +109,11 @@ describe('typed values', () => {
     expect(parseNumber('1,500')).toEqual({ value: '1500' })
     expect(parseNumber('1.500')).toEqual({ value: '1.500' })
     expect(parseNumber('1 234')).toBeNull()
+    // Money with three digits after one dot: 1500 in Europe, 1.5 in English; read as neither.
+    expect(parseNumber('\u20ac 1.500')).toBeNull()
+    expect(parseNumber('1.500 EUR')).toBeNull()
+    expect(parseNumber('$1.50')).toEqual({ value: '1.50', unit: 'USD' })
+    expect(parseNumber('1.500%')).toEqual({ value: '1.500', unit: '%' })
     expect(parseNumber('1.234,5.6')).toBeNull()
     expect(parseNumber('12 34')).toBeNull()
     expect(parseValue('12 years')).toEqual({ type: 'number', value: '12', unit: 'years' })
