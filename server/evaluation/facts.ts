@@ -198,7 +198,11 @@ function mineColumns(rows: CaseBlock[], tableNumber: number, add: Add): void {
     if (cells.length === 0) return
     const path = `${prefix}${name}`
     const kinds = new Set(cells.map((c) => c.value.type))
-    const type = kinds.size === 1 ? [...kinds][0]! : 'text'
+    // Numbers of two units (EUR and USD, a percentage and an amount) are not one column of figures:
+    // no sum, minimum or maximum across them, which would be a figure of no currency. Cells without
+    // a unit go with the one unit there is (an accounts column shows its currency on the first row).
+    const units = new Set(cells.map((c) => (c.value as { unit?: string }).unit).filter((u): u is string => u !== undefined))
+    const type = kinds.size === 1 && !(kinds.has('number') && units.size > 1) ? [...kinds][0]! : 'text'
     const typed = type === 'text' ? cells.map((c) => ({ ...c, value: { type: 'text', value: c.raw } as TypedValue })) : cells
     const first = typed[0]!
     const last = typed[typed.length - 1]!
@@ -224,7 +228,7 @@ function mineColumns(rows: CaseBlock[], tableNumber: number, add: Add): void {
     if (type === 'number') {
       const scale = Math.max(0, ...typed.map((c) => ((c.value.value as string).split('.')[1] ?? '').length))
       const sum = numbers.reduce((acc, n) => acc.plus(n), new Big(0))
-      const unit = (first.value as { unit?: string }).unit
+      const [unit] = units
       add(`${path}.sum`, { type: 'number', value: sum.toFixed(scale), ...(unit ? { unit } : {}) }, sum.toFixed(scale), header, header.text)
     }
   })

@@ -27,6 +27,24 @@ describe('fact mining', () => {
   const facts = mineFacts(blocks)
   const index = indexFacts(blocks, facts)
 
+  test('a column of two currencies has no sum, minimum or maximum; one currency shown on some rows only is one column', () => {
+    const mixed = [
+      block('d9', 'schedule.csv', 'text/csv', 'table_row', 'Location | Sum insured'),
+      block('d9', 'schedule.csv', 'text/csv', 'table_row', 'London | GBP 1,000,000'),
+      block('d9', 'schedule.csv', 'text/csv', 'table_row', 'Paris | EUR 2,000,000'),
+    ]
+    const byCurrency = indexFacts(mixed, mineFacts(mixed))
+    expect(byCurrency.lookup('schedule.sum_insured.sum')).toBeUndefined()
+    expect(byCurrency.lookup('schedule.sum_insured.max')).toBeUndefined()
+    expect(byCurrency.lookup('schedule.sum_insured.count')!.value).toEqual({ type: 'number', value: '2' })
+    const accounts = [
+      block('d8', 'accounts.csv', 'text/csv', 'table_row', 'Item | Amount'),
+      block('d8', 'accounts.csv', 'text/csv', 'table_row', 'Rent | $ 1,250.00'),
+      block('d8', 'accounts.csv', 'text/csv', 'table_row', 'Fees | 500.00'),
+    ]
+    expect(indexFacts(accounts, mineFacts(accounts)).lookup('accounts.amount.sum')!.value).toEqual({ type: 'number', value: '1750.00', unit: 'USD' })
+  })
+
   test('"Label: value" lines become typed facts with their block, page and line', () => {
     expect(index.lookup('annual_revenue')).toEqual({
       path: 'annual_revenue', value: { type: 'number', value: '1250000.00' }, raw: '1,250,000.00',
