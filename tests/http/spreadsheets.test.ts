@@ -34,7 +34,7 @@ beforeAll(async () => {
 afterAll(() => app?.stop())
 
 describe('XLSX', () => {
-  test('a rent roll: sheets as pages, rows with named cells, cached formula values, ISO dates, exact decimals, the hidden sheet marked', async () => {
+  test('a rent roll: sheets as pages, rows with named cells, cached formula values, ISO dates, exact decimals with the currency the format shows, the hidden sheet marked', async () => {
     const sc = (await call(app.url, 'POST', '/v1/scenarios', { token: key, body: { name: 'Rent roll' } })).body.id
     const { doc } = await uploadAndComplete(app, key, sc, { filename: 'rent_roll.xlsx', contentType: XLSX, bytes: await rentRoll() })
     const done = await settled(app, key, sc, doc.id)
@@ -44,10 +44,10 @@ describe('XLSX', () => {
     expect(shape).toEqual([
       [1, 'Rent roll', 'heading', 'Rent roll'],
       [1, 'Rent roll', 'table_row', 'Unit | Tenant | Lease start | Monthly rent'],
-      [1, 'Rent roll', 'table_row', '1A | Acme Dental | 2024-01-15 | 1250.5'],
-      [1, 'Rent roll', 'table_row', '1B | Beta Books | 2023-06-01 | 980'],
-      [1, 'Rent roll', 'table_row', '2A | Gamma Cafe | 2022-11-30 | 2100.25'],
-      [1, 'Rent roll', 'table_row', 'Total |  |  | 4330.75'],
+      [1, 'Rent roll', 'table_row', '1A | Acme Dental | 2024-01-15 | 1250.5 EUR'],
+      [1, 'Rent roll', 'table_row', '1B | Beta Books | 2023-06-01 | 980 EUR'],
+      [1, 'Rent roll', 'table_row', '2A | Gamma Cafe | 2022-11-30 | 2100.25 EUR'],
+      [1, 'Rent roll', 'table_row', 'Total |  |  | 4330.75 EUR'],
       [2, 'Notes', 'heading', 'Notes'],
       [2, 'Notes', 'table_row', 'Property | 12 Harbour Street'],
       [2, 'Notes', 'table_row', 'Occupancy | 0.95'],
@@ -56,10 +56,10 @@ describe('XLSX', () => {
       [3, 'Calc', 'table_row', '0.065 | 1'],
     ])
     expect(blocks[2]!.cells).toEqual([
-      { column: 'Unit', value: '1A' }, { column: 'Tenant', value: 'Acme Dental' }, { column: 'Lease start', value: '2024-01-15' }, { column: 'Monthly rent', value: '1250.5' },
+      { column: 'Unit', value: '1A' }, { column: 'Tenant', value: 'Acme Dental' }, { column: 'Lease start', value: '2024-01-15' }, { column: 'Monthly rent', value: '1250.5 EUR' },
     ])
     expect(blocks[5]!.cells).toEqual([
-      { column: 'Unit', value: 'Total' }, { column: 'Tenant', value: '' }, { column: 'Lease start', value: '' }, { column: 'Monthly rent', value: '4330.75' },
+      { column: 'Unit', value: 'Total' }, { column: 'Tenant', value: '' }, { column: 'Lease start', value: '' }, { column: 'Monthly rent', value: '4330.75 EUR' },
     ])
   })
 
@@ -83,8 +83,8 @@ describe('XLSX', () => {
     const blocks = await allBlocks(app, k, sc, doc.id)
     const evidence = (await call(app.url, 'GET', `/v1/scenarios/${sc}/evidence`, { token: k })).body.items
     const cited = (q: string) => { const e = evidence.find((x: any) => x.question_key === q); return blocks.find((b) => b.id === e.block_id) }
-    expect(cited('rent_max')).toMatchObject({ page: 1, sheet: 'Rent roll', text: '2A | Gamma Cafe | 2022-11-30 | 2100.25' })
-    expect(cited('rent_total')).toMatchObject({ page: 1, sheet: 'Rent roll', text: 'Total |  |  | 4330.75' })
+    expect(cited('rent_max')).toMatchObject({ page: 1, sheet: 'Rent roll', text: '2A | Gamma Cafe | 2022-11-30 | 2100.25 EUR' })
+    expect(cited('rent_total')).toMatchObject({ page: 1, sheet: 'Rent roll', text: 'Total |  |  | 4330.75 EUR' })
     expect(cited('occupancy')).toMatchObject({ page: 2, sheet: 'Notes', text: 'Occupancy | 0.95' })
   })
 })
@@ -256,6 +256,28 @@ describe('number formats', () => {
     expect((await settled(app, pk, sc, doc.id)).status).toBe('ready')
     expect((await allBlocks(app, pk, sc, doc.id)).map((b) => b.text)).toEqual(['Terms', 'Term | Value', 'Interest rate | 4.25%', 'Loan to value | 80%', 'Arrangement fee | 1250'])
     expect((await evaluateCase(app, pk, sc)).rate!.value).toBe('4.25')
+  })
+
+  test('a schedule in two currencies: each value with the currency its format shows, and no sum across them', async () => {
+    const t = await app.tenant()
+    const ck = await app.apiKey(t.id, ['scenarios:read', 'scenarios:write', 'question_sets:read', 'question_sets:write'])
+    await publishedSet(app, ck, [
+      { key: 'total_insured', text: 'What is the total sum insured?', criticality: 'major', answer_type: 'number', fact_path: 'schedule.sum_insured.sum' },
+      { key: 'locations', text: 'How many locations?', criticality: 'minor', answer_type: 'number', fact_path: 'schedule.location.count' },
+    ])
+    const book = XLSXLib.utils.book_new()
+    XLSXLib.utils.book_append_sheet(book, XLSXLib.utils.aoa_to_sheet([
+      ['Location', 'Sum insured'],
+      ['London', { t: 'n', v: 1000000, z: '£#,##0' }],
+      ['Paris', { t: 'n', v: 2000000, z: '[$€-407] #,##0' }],
+    ]), 'Schedule')
+    const sc = (await call(app.url, 'POST', '/v1/scenarios', { token: ck, body: { name: 'Two currencies' } })).body.id
+    const { doc } = await uploadAndComplete(app, ck, sc, { filename: 'schedule.xlsx', contentType: XLSX, bytes: writeBook(book, 'xlsx') })
+    expect((await settled(app, ck, sc, doc.id)).status).toBe('ready')
+    expect((await allBlocks(app, ck, sc, doc.id)).map((b) => b.text)).toEqual(['Schedule', 'Location | Sum insured', 'London | 1000000 GBP', 'Paris | 2000000 EUR'])
+    const answers = await evaluateCase(app, ck, sc)
+    expect(answers.total_insured!.value).toBeNull()
+    expect(answers.locations!.value).toBe('2')
   })
 
   test('a European bank export (semicolons, decimal commas): each amount one figure, the column summed exactly', async () => {

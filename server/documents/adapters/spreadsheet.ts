@@ -7,7 +7,8 @@
  * decimal strings, numbers whose number format is a date or time ISO dates and times, numbers
  * whose format is a percentage as the percentage it shows, exactly (0.0425 as `4.25%`: a rate read
  * as 0.0425 compared with "at most 5" as if it were 0.0425 %, and a PDF's or a letter's `4.25%`
- * reads 4.25 %), booleans
+ * reads 4.25 %), numbers whose format shows a currency with its ISO code (`1250.5 EUR`: a
+ * schedule's sums insured in two currencies are not one column of figures), booleans
  * `true`/`false`, errors as written. A formula the file holds no result for (a workbook written by
  * a program that does not calculate, e.g. openpyxl, and never opened in a spreadsheet program) is
  * never read as empty: its cell says `(formula not calculated)` and the parse is degraded, naming
@@ -93,6 +94,33 @@ function isPercentFormat(format: string): boolean {
   return is
 }
 
+/** Currency signs a number format may show, and their codes (`kr` and others that name several currencies are left out). */
+const CURRENCY_SIGNS: Record<string, string> = { '$': 'USD', '€': 'EUR', '£': 'GBP', '¥': 'JPY', '₹': 'INR', '₩': 'KRW', '₪': 'ILS', '₽': 'RUB', '₺': 'TRY', '₣': 'CHF' }
+
+/**
+ * The currency a number format shows, as an ISO code, or '' for none: Excel's `[$EUR]` or
+ * `[$€-407]`, a quoted sign or code (`"$"#,##0.00`, `"CHF "0.00`), or a bare sign (`£#,##0`). A
+ * locale alone (`[$-409]`) is no currency. Remembered per format.
+ */
+const currencyFormats = new Map<string, string>()
+/** ISO 4217 codes (as the runtime's Intl knows them): `"PCS"` in a format is a unit, not a currency. */
+const CURRENCY_CODES = new Set(Intl.supportedValuesOf('currency'))
+function currencyOf(format: string): string {
+  const known = currencyFormats.get(format)
+  if (known !== undefined) return known
+  const sign = (text: string) => CURRENCY_SIGNS[text] ?? (CURRENCY_CODES.has(text) ? text : '')
+  let code = ''
+  const bracket = /\[\$([^\]-]+)(?:-[0-9A-Fa-f]+)?\]/.exec(format)
+  if (bracket) code = sign(bracket[1]!.trim())
+  if (!code) for (const m of format.matchAll(/"([^"]*)"/g)) { code = sign(m[1]!.trim()); if (code) break }
+  if (!code) {
+    const bare = format.replace(/"[^"]*"|\\.|\[[^\]]*\]/g, '')
+    for (const ch of Object.keys(CURRENCY_SIGNS)) if (bare.includes(ch)) { code = CURRENCY_SIGNS[ch]!; break }
+  }
+  if (currencyFormats.size < 10_000) currencyFormats.set(format, code)
+  return code
+}
+
 /** A cell as text: its cached value, exact decimals, ISO dates for date-formatted numbers, percentages as shown. */
 export function cellText(cell: XLSX.CellObject | undefined, date1904: boolean): string {
   if (!cell) return ''
@@ -102,7 +130,8 @@ export function cellText(cell: XLSX.CellObject | undefined, date1904: boolean): 
       if (typeof v !== 'number' || !Number.isFinite(v)) return ''
       if (cell.z === undefined) return decimal(v)
       if (isDateFormat(String(cell.z))) return serialText(v, date1904)
-      return isPercentFormat(String(cell.z)) ? `${new Big(decimal(v)).times(100).toFixed()}%` : decimal(v)
+      if (isPercentFormat(String(cell.z))) return `${new Big(decimal(v)).times(100).toFixed()}%`
+      { const currency = currencyOf(String(cell.z)); return currency ? `${decimal(v)} ${currency}` : decimal(v) }
     case 'b': return v ? 'true' : 'false'
     case 'e':
       if (v === undefined && cell.f !== undefined) return UNCALCULATED // a formula written without its result
