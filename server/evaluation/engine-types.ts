@@ -7,7 +7,7 @@ import type { Question } from '../../schemas/question-set'
 import type { CaseBlock, FactIndex } from './facts'
 import type { BlockIndex } from './retrieval'
 import type { CheckResult } from './checks'
-import type { AnswerValue } from './values'
+import type { AnswerValue, DecimalMark } from './values'
 
 /** A question of a question-set version (its shape is the schema's). */
 export type { Question }
@@ -43,6 +43,8 @@ export interface CaseContext {
   index: BlockIndex
   /** Documents that failed an arithmetic check (absent: none known). */
   failedChecks?: FailedChecks
+  /** Each document's decimal mark, as its own figures show it (facts.ts decimalMarks; absent: a point). */
+  decimalMarks?: ReadonlyMap<string, DecimalMark>
 }
 
 /** Options of one answer. */

@@ -5,7 +5,7 @@
  * of the best retrieved passages with a confidence (text-answer.ts), or `not_found`. The model-backed engine (model-engine.ts) is chosen when
  * SVC_MODEL_URL is set. Every answer carries the evidence it was built from, and nothing else.
  */
-import { indexFacts, mineCase, type CaseBlock, type SynonymTable } from './facts'
+import { decimalMarks, indexFacts, mineCase, type CaseBlock, type SynonymTable } from './facts'
 import { buildBlockIndex } from './retrieval'
 import { answerFromText } from './text-answer'
 import { acceptAnswer } from './rules'
@@ -48,6 +48,7 @@ export function buildCaseContext(blocks: readonly CaseBlock[], options: CaseCont
   const { facts, tables } = mineCase(blocks)
   return {
     blocks,
+    decimalMarks: decimalMarks(blocks),
     byId: new Map(blocks.map((b) => [b.id, b])),
     facts: indexFacts(blocks, facts, { tables, ...(options.synonyms ? { synonyms: options.synonyms } : {}) }),
     index: buildBlockIndex(blocks),

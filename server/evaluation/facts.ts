@@ -15,7 +15,7 @@
  * first in document order (documents by upload, blocks by position) answers.
  */
 import Big from 'big.js'
-import { parseDate, parseNumber, parseValue, type TypedValue } from './values'
+import { parseDate, parseNumber, parseValue, type DecimalMark, type TypedValue } from './values'
 import { parseFactPath, type FactPathAlternative } from './fact-path'
 
 /** A block of a case as the evaluation reads it. */
@@ -111,6 +111,26 @@ const cellsOf = (text: string) => text.split(' | ').map((c) => c.trim())
 /** Blocks of a CSV or spreadsheet: every run of rows is a table, whatever its width. */
 const isCsv = (b: CaseBlock) => /^(text\/csv|application\/vnd\.openxmlformats-officedocument\.spreadsheetml\.sheet)\b/i.test(b.contentType) || /\.(csv|xlsx)$/i.test(b.filename)
 
+/** A figure with a decimal comma after dot-grouped thousands (`1.234,50`), and one written the English way (`1,234.50`). */
+const COMMA_FIGURE = /(?<![\d.,])\d{1,3}(?:\.\d{3})+,\d+(?![\d.,])/
+const POINT_FIGURE = /(?<![\d.,])\d{1,3}(?:,\d{3})+\.\d+(?![\d.,])/
+
+/**
+ * The decimal mark of each document of a case, as its own figures show it: `comma` for a document
+ * with a figure like `1.234,50` and none like `1,234.50`, else `point`. Only numbers that read
+ * both ways (`1.500`, `1,500`) depend on it (parseNumber).
+ */
+export function decimalMarks(blocks: readonly CaseBlock[]): Map<string, DecimalMark> {
+  const seen = new Map<string, { comma: boolean; point: boolean }>()
+  for (const b of blocks) {
+    const s = seen.get(b.documentId) ?? { comma: false, point: false }
+    if (!s.comma && COMMA_FIGURE.test(b.text)) s.comma = true
+    if (!s.point && POINT_FIGURE.test(b.text)) s.point = true
+    seen.set(b.documentId, s)
+  }
+  return new Map([...seen].map(([id, s]) => [id, s.comma && !s.point ? 'comma' : 'point']))
+}
+
 /** Mines every fact of a case's blocks (given in case order). */
 export function mineFacts(blocks: readonly CaseBlock[]): Fact[] {
   return mineCase(blocks).facts
@@ -130,6 +150,8 @@ export function mineCase(blocks: readonly CaseBlock[], options: { columns?: bool
   }
   let run: CaseBlock[] = []
   const tablesPerDocument = new Map<string, number>()
+  const marks = decimalMarks(blocks)
+  const parseIn = (b: CaseBlock) => (raw: string) => parseValue(raw, marks.get(b.documentId))
   const flushRun = () => {
     if (run.length === 0) return
     const wide = run.some((b) => cellsOf(b.text).length >= 3)
@@ -138,13 +160,13 @@ export function mineCase(blocks: readonly CaseBlock[], options: { columns?: bool
     if (!wide && !/^text\/csv\b/i.test(run[0]!.contentType)) {
       for (const b of run) {
         const [label, value] = cellsOf(b.text)
-        if (label && value && /[A-Za-z]/.test(label)) add(slug(label), parseValue(value), value, b, b.text)
+        if (label && value && /[A-Za-z]/.test(label)) add(slug(label), parseIn(b)(value), value, b, b.text)
       }
     }
     if (columnar && run.length >= 2) {
       const n = (tablesPerDocument.get(run[0]!.documentId) ?? 0) + 1
       tablesPerDocument.set(run[0]!.documentId, n)
-      if (options.columns !== false) mineColumns(run, n, add)
+      if (options.columns !== false) mineColumns(run, n, add, parseIn(run[0]!))
       tables.push({ documentId: run[0]!.documentId, columns: cellsOf(run[0]!.text).map(slug), rows: run.slice(1) })
     }
     run = []
@@ -160,7 +182,7 @@ export function mineCase(blocks: readonly CaseBlock[], options: { columns?: bool
     for (const line of b.text.split('\n')) {
       const lv = labelValue(line)
       if (!lv) continue
-      const value = parseValue(lv.value)
+      const value = parseIn(b)(lv.value)
       add(slug(lv.label), value, lv.value, b, line.trim())
       // "Gross revenue (FY2025)" also answers `gross_revenue`.
       const bare = slug(lv.label.replace(/\([^)]*\)/g, ' '))
@@ -174,7 +196,7 @@ export function mineCase(blocks: readonly CaseBlock[], options: { columns?: bool
 type Add = (path: string, value: TypedValue, raw: string, block: CaseBlock, quote: string) => void
 
 
-function mineColumns(rows: CaseBlock[], tableNumber: number, add: Add): void {
+function mineColumns(rows: CaseBlock[], tableNumber: number, add: Add, parse: (raw: string) => TypedValue): void {
   const header = rows[0]!
   const names = cellsOf(header.text).map(slug)
   const prefix = tableNumber > 1 ? `table${tableNumber}_` : ''
@@ -189,12 +211,12 @@ function mineColumns(rows: CaseBlock[], tableNumber: number, add: Add): void {
     if (!name) return
     for (const total of totals.slice(-1)) {
       const raw = total.cells[col] ?? ''
-      if (raw !== '' && col > 0) add(`${prefix}${name}.total`, parseValue(raw), raw, total.row, total.row.text)
+      if (raw !== '' && col > 0) add(`${prefix}${name}.total`, parse(raw), raw, total.row, total.row.text)
     }
     const cells = body
       .map(({ row, cells: rowCells }) => ({ row, raw: rowCells[col] ?? '' }))
       .filter((c) => c.raw !== '')
-      .map((c) => ({ ...c, value: parseValue(c.raw) }))
+      .map((c) => ({ ...c, value: parse(c.raw) }))
     if (cells.length === 0) return
     const path = `${prefix}${name}`
     const kinds = new Set(cells.map((c) => c.value.type))
@@ -273,6 +295,7 @@ export function indexFacts(blocks: readonly CaseBlock[], facts: readonly Fact[],
     }
   }
   const tables = [...(options.tables ?? [])]
+  const marks = tables.length > 0 ? decimalMarks(blocks) : new Map<string, DecimalMark>()
   const synonyms = options.synonyms ?? new Map<string, readonly string[]>()
   const namesOf = (name: string) => [name, ...(synonyms.get(name) ?? []).filter((n) => n !== name)]
   const allNamespaces = new Set([...namespaces.values()].flat())
@@ -301,7 +324,7 @@ export function indexFacts(blocks: readonly CaseBlock[], facts: readonly Fact[],
       if (!row) continue
       const raw = cellsOf(row.text)[col] ?? ''
       if (raw === '') continue
-      const fact: Fact = { path: alt.path, value: parseValue(raw), raw, blockId: row.id, documentId: row.documentId, page: row.page, quote: row.text }
+      const fact: Fact = { path: alt.path, value: parseValue(raw, marks.get(row.documentId)), raw, blockId: row.id, documentId: row.documentId, page: row.page, quote: row.text }
       return rows.length > 1 ? { fact, note: `${rows.length} rows have ${alt.row!.column} = ${alt.row!.value}; the first answers` } : { fact }
     }
     return undefined

@@ -140,7 +140,7 @@ export function answerFromText(question: Question, context: CaseContext): Engine
     confidence = Math.min(confidence, MISSING_KEY_TERM_CAP)
     note = `the cited text does not hold the question's key term "${key.term}"`
   }
-  const typed = question.answer_type === 'text' ? best.value : toAnswerValue(parseValue(best.value), question.answer_type)
+  const typed = question.answer_type === 'text' ? best.value : toAnswerValue(parseValue(best.value, context.decimalMarks?.get(best.block.documentId)), question.answer_type)
   return {
     ...base,
     status: 'answered',

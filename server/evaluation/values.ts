@@ -41,7 +41,14 @@ const DOT_GROUPS = /^\d{1,3}(?:\.\d{3}){2,}$/
  * number has no English reading (COMMA_DECIMAL). Returns the canonical decimal string
  * (scale kept as written: "1,250,000.00" -> "1250000.00") with its unit, or null.
  */
-export function parseNumber(raw: string): { value: string; unit?: string } | null {
+/**
+ * A document's decimal mark, where its own figures show it: `comma` for a document that writes
+ * `1.234,50` and never `1,234.50` (numbersOf in facts.ts), else `point`. It decides only the numbers
+ * that read both ways, `1.500` and `1,500`.
+ */
+export type DecimalMark = 'point' | 'comma'
+
+export function parseNumber(raw: string, mark: DecimalMark = 'point'): { value: string; unit?: string } | null {
   let s = raw.trim()
   let negative = false
   if (/^\(.*\)$/.test(s)) { negative = true; s = s.slice(1, -1).trim() }
@@ -53,11 +60,15 @@ export function parseNumber(raw: string): { value: string; unit?: string } | nul
   const after = unit === undefined ? CURRENCY_AFTER.exec(s) : null
   if (after) { unit = after[0].trim().toUpperCase(); s = s.slice(0, after.index).trim() }
   if (s.endsWith('%')) { unit = '%'; s = s.slice(0, -1).trim() }
+  // In a document whose figures write a decimal comma, `1.500` is 1500 and `1,500` is 1.5.
+  const bothWays = /^\d{1,3}[.,]\d{3}$/.test(s)
   // Money with three digits after one dot (`€ 1.500`): thousands in most of Europe, a price to the
-  // tenth of a cent in English. Both are read in underwriting files, a thousand times apart: no number.
-  if (unit !== undefined && unit !== '%' && /^\d{1,3}\.\d{3}$/.test(s)) return null
+  // tenth of a cent in English. Both are read in underwriting files, a thousand times apart: no
+  // number, unless the document's own figures say which.
+  if (mark === 'point' && unit !== undefined && unit !== '%' && /^\d{1,3}\.\d{3}$/.test(s)) return null
   let digits: string
-  if (GROUPED.test(s) || PLAIN.test(s)) digits = s.replaceAll(',', '')
+  if (mark === 'comma' && bothWays) digits = s.includes('.') ? s.replace('.', '') : s.replace(',', '.')
+  else if (GROUPED.test(s) || PLAIN.test(s)) digits = s.replaceAll(',', '')
   else if (COMMA_DECIMAL.test(s) || DOT_GROUPS.test(s)) digits = s.replace(/[. \u00a0\u202f]/g, '').replace(',', '.')
   else return null
   if (digits.startsWith('.')) digits = `0${digits}`
@@ -139,17 +150,17 @@ export function checkedChoice(raw: string): string | null {
  * "12 years"), a date, a boolean, else text. A row of check boxes is the option it picks (a row
  * with none ticked, or one that cannot be read safely, stays text).
  */
-export function parseValue(raw: string): TypedValue {
+export function parseValue(raw: string, mark: DecimalMark = 'point'): TypedValue {
   const choice = checkedChoice(raw)
-  if (choice) return parseValue(choice)
+  if (choice) return parseValue(choice, mark)
   const s = raw.trim()
   const date = parseDate(s)
   if (date) return { type: 'date', value: date }
-  const n = parseNumber(s)
+  const n = parseNumber(s, mark)
   if (n) return { type: 'number', ...n }
   const withUnit = /^(.*?\d)\s+([A-Za-z]{1,12})$/.exec(s)
   if (withUnit) {
-    const n2 = parseNumber(withUnit[1]!)
+    const n2 = parseNumber(withUnit[1]!, mark)
     if (n2 && n2.unit === undefined) return { type: 'number', value: n2.value, unit: withUnit[2]!.toLowerCase() }
   }
   const b = parseBoolean(s)

@@ -27,6 +27,26 @@ describe('fact mining', () => {
   const facts = mineFacts(blocks)
   const index = indexFacts(blocks, facts)
 
+  test('numbers that read both ways (1.500, 1,500) take the decimal mark the document\'s own figures show', () => {
+    const german = [
+      block('g1', 'angebot.pdf', 'application/pdf', 'page_text', 'Jahresumsatz: 1.234.567,00\nSelbstbehalt: 1.500\nZinssatz: 2,500\nPraemie: EUR 2.400'),
+    ]
+    const english = [
+      block('e1', 'quote.pdf', 'application/pdf', 'page_text', 'Annual revenue: 1,234,567.00\nDeductible: 1,500\nRate: 1.500\nPremium: EUR 2.400'),
+    ]
+    const both = [block('m1', 'mixed.pdf', 'application/pdf', 'page_text', 'A: 1.234,50\nB: 1,234.50\nC: 1.500')]
+    const ix = indexFacts([...german, ...english, ...both], mineFacts([...german, ...english, ...both]))
+    expect(ix.lookup('angebot.selbstbehalt')!.value).toEqual({ type: 'number', value: '1500' })
+    expect(ix.lookup('angebot.zinssatz')!.value).toEqual({ type: 'number', value: '2.500' })
+    expect(ix.lookup('angebot.praemie')!.value).toEqual({ type: 'number', value: '2400', unit: 'EUR' })
+    expect(ix.lookup('quote.deductible')!.value).toEqual({ type: 'number', value: '1500' })
+    expect(ix.lookup('quote.rate')!.value).toEqual({ type: 'number', value: '1.500' })
+    // Money with three digits after a dot, in a document that shows no decimal comma: no number.
+    expect(ix.lookup('quote.premium')!.value).toEqual({ type: 'text', value: 'EUR 2.400' })
+    // A document that writes both ways gives the English reading.
+    expect(ix.lookup('mixed.c')!.value).toEqual({ type: 'number', value: '1.500' })
+  })
+
   test('a column of two currencies has no sum, minimum or maximum; one currency shown on some rows only is one column', () => {
     const mixed = [
       block('d9', 'schedule.csv', 'text/csv', 'table_row', 'Location | Sum insured'),

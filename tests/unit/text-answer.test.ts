@@ -30,6 +30,13 @@ describe('text answers with honest confidence', () => {
     expect(a.confidence).toBeGreaterThanOrEqual(0.9)
   })
 
+  test('a number that reads both ways takes the decimal mark of its own document', async () => {
+    const german = ['Angebot', 'Versicherungssumme: 2.500.000,00\nSelbstbehalt je Schaden: 1.500']
+      .map((text, i): CaseBlock => ({ id: `g${i}`, documentId: 'g1', filename: 'angebot.pdf', contentType: 'application/pdf', order: i, page: 1, kind: 'paragraph', text }))
+    const a = await builtinEngine.answer({ key: 'q', text: 'What is the Selbstbehalt je Schaden?', criticality: 'minor', answer_type: 'number' }, buildCaseContext(german))
+    expect(a).toMatchObject({ status: 'answered', value: '1500' })
+  })
+
   test('a sentence answer holds the question terms; sentences never pass 0.8', async () => {
     const a = await ask('Is there any outstanding litigation?')
     expect(a.value).toBe('There is no outstanding litigation against the company.')
