@@ -121,11 +121,13 @@ export function parseBoolean(raw: string): boolean | null {
 }
 
 /** A ticked box or chosen radio button, as the document adapters write them (☒ ☑ ◉), and an empty one (☐ ○). */
-const TICKED = /[\u2612\u2611\u25c9]/u
-const BOX = /([\u2612\u2611\u25c9\u2610\u25cb])/u
+const TICKED = /^(?:[\u2612\u2611\u25c9]|\[[xX\u2713\u2714]\])$/u
+const BOX = /([\u2612\u2611\u25c9\u2610\u25cb]|\[[xX\u2713\u2714 ]\])/u
+/** A box typed as text (`[X]`, `[ ]`), as plain-text and scanned forms write one: a row of them only (two or more). */
+const TYPED_BOX = /^\[[xX\u2713\u2714 ]\]$/u
 
 /**
- * The option a row of check boxes picks ("☒ Yes ☐ No" is "Yes"; "Yes ☐ No ☒" is "No"; several
+ * The option a row of check boxes picks ("☒ Yes ☐ No" is "Yes"; "[X] Yes [ ] No" too; "Yes ☐ No ☒" is "No"; several
  * ticked are joined by ", "), "" when none is ticked, or null when the value holds no box or
  * cannot be read safely: boxes that sit both before and after text, so that which option a box
  * belongs to is unclear.
@@ -133,6 +135,8 @@ const BOX = /([\u2612\u2611\u25c9\u2610\u25cb])/u
 export function checkedChoice(raw: string): string | null {
   const parts = raw.split(BOX) // text, box, text, box, ..., text
   if (parts.length < 3) return null
+  // `[x]` alone may be text ("see note [x]"); two or more boxes are a row of options.
+  if (parts.length < 5 && TYPED_BOX.test(parts[1]!)) return null
   const first = parts[0]!.trim()
   const last = parts[parts.length - 1]!.trim()
   if ((first === '') === (last === '')) return null

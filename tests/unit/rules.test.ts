@@ -131,6 +131,11 @@ describe('typed values', () => {
     expect(checkedChoice('\u2612 Yes \u2610 No \u2610')).toBeNull()
     expect(checkedChoice('Yes \u2612 No')).toBeNull()
     expect(checkedChoice('Sprinklered')).toBeNull()
+    // Boxes typed as text, as plain-text and scanned forms write them: a row of two or more.
+    expect(parseValue('[X] Yes [ ] No')).toEqual({ type: 'boolean', value: true })
+    expect(parseValue('Yes [ ]  No [x]')).toEqual({ type: 'boolean', value: false })
+    expect(parseValue('see note [x]')).toEqual({ type: 'text', value: 'see note [x]' })
+    expect(parseValue('[ ] Yes [ ] No')).toEqual({ type: 'text', value: '[ ] Yes [ ] No' })
   })
 
   test('dates only when unambiguous; booleans; text otherwise', () => {
