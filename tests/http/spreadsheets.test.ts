@@ -258,6 +258,20 @@ describe('number formats', () => {
     expect((await evaluateCase(app, pk, sc)).rate!.value).toBe('4.25')
   })
 
+  test('a number reads with Excel\'s 15 significant digits: a formula\'s binary noise (110.00000000000001) is not a figure', async () => {
+    const book = XLSXLib.utils.book_new()
+    XLSXLib.utils.book_append_sheet(book, XLSXLib.utils.aoa_to_sheet([
+      ['Item', 'Value'],
+      ['Premium with 10% loading', { t: 'n', f: '100*1.1', v: 100 * 1.1 }],
+      ['Share', { t: 'n', f: '0.1+0.2', v: 0.1 + 0.2 }],
+      ['Sum insured', 2500000.25],
+    ]), 'Quote')
+    const sc = (await call(app.url, 'POST', '/v1/scenarios', { token: key, body: { name: 'Binary noise' } })).body.id
+    const { doc } = await uploadAndComplete(app, key, sc, { filename: 'quote.xlsx', contentType: XLSX, bytes: writeBook(book, 'xlsx') })
+    expect((await settled(app, key, sc, doc.id)).status).toBe('ready')
+    expect((await allBlocks(app, key, sc, doc.id)).map((b) => b.text)).toEqual(['Quote', 'Item | Value', 'Premium with 10% loading | 110', 'Share | 0.3', 'Sum insured | 2500000.25'])
+  })
+
   test('a schedule in two currencies: each value with the currency its format shows, and no sum across them', async () => {
     const t = await app.tenant()
     const ck = await app.apiKey(t.id, ['scenarios:read', 'scenarios:write', 'question_sets:read', 'question_sets:write'])

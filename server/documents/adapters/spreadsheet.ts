@@ -4,7 +4,7 @@
  * each non-empty row a `table_row` block whose text is the cells joined by " | " and whose `cells`
  * name each value by its column (the sheet's first non-empty row). Values are what the cell holds,
  * not how it is shown (so column sums stay exact): formulas give their cached results, numbers exact
- * decimal strings, numbers whose number format is a date or time ISO dates and times, numbers
+ * decimal strings of their 15 significant digits (Excel's precision: no binary noise such as 0.30000000000000004), numbers whose number format is a date or time ISO dates and times, numbers
  * whose format is a percentage as the percentage it shows, exactly (0.0425 as `4.25%`: a rate read
  * as 0.0425 compared with "at most 5" as if it were 0.0425 %, and a PDF's or a letter's `4.25%`
  * reads 4.25 %), numbers whose format shows a currency with its ISO code (`1250.5 EUR`: a
@@ -68,10 +68,14 @@ function serialTextOf(serial: number, date1904: boolean): string {
   return p.H === 0 && p.M === 0 && p.S === 0 ? date : `${date}T${time}Z`
 }
 
-/** A number as the shortest exact decimal that reads back as it, never in exponent notation. */
+/**
+ * A number as the spreadsheet holds it: at most 15 significant digits, as Excel keeps and shows
+ * them (`=0.1+0.2` stores 0.30000000000000004 and is 0.3; `=100*1.1` is 110, not
+ * 110.00000000000001, which no other document's 110 would equal), never in exponent notation.
+ */
 function decimal(v: number): string {
-  const s = String(v)
-  return s.includes('e') ? new Big(v).toFixed() : s
+  const s = String(Number(v.toPrecision(15)))
+  return s.includes('e') ? new Big(s).toFixed() : s
 }
 
 /** Whether a number format is a date or time format (SheetJS parses the format each time: remembered). */
