@@ -23,6 +23,7 @@ import { boundXlsStream } from './xls-bounds'
 import { boundXlsxSheets, odsHiddenSheets } from './xlsx-bounds'
 import { DEFAULT_READ_LIMITS, UnreadableDocument, type Adapter, type ExtractedPage, type Segment } from './types'
 import { columnNames } from './columns'
+import { numberFormatOf } from './number-formats'
 
 // Code pages of BIFF5 and older XLS strings (and of XLS files that declare one).
 XLSX.set_cptable(cptable)
@@ -78,51 +79,13 @@ function decimal(v: number): string {
   return s.includes('e') ? new Big(s).toFixed() : s
 }
 
-/** Whether a number format is a date or time format (SheetJS parses the format each time: remembered). */
-const dateFormats = new Map<string, boolean>()
-function isDateFormat(format: string): boolean {
-  const known = dateFormats.get(format)
-  if (known !== undefined) return known
-  const is = XLSX.SSF.is_date(format)
-  if (dateFormats.size < 10_000) dateFormats.set(format, is)
-  return is
-}
-
-/** Whether a number format shows a percentage: a `%` outside quoted text, escapes and brackets (remembered). */
-const percentFormats = new Map<string, boolean>()
-function isPercentFormat(format: string): boolean {
-  const known = percentFormats.get(format)
-  if (known !== undefined) return known
-  const is = format.replace(/"[^"]*"|\\.|\[[^\]]*\]/g, '').includes('%')
-  if (percentFormats.size < 10_000) percentFormats.set(format, is)
-  return is
-}
-
-/** Currency signs a number format may show, and their codes (`kr` and others that name several currencies are left out). */
-const CURRENCY_SIGNS: Record<string, string> = { '$': 'USD', '€': 'EUR', '£': 'GBP', '¥': 'JPY', '₹': 'INR', '₩': 'KRW', '₪': 'ILS', '₽': 'RUB', '₺': 'TRY', '₣': 'CHF' }
-
-/**
- * The currency a number format shows, as an ISO code, or '' for none: Excel's `[$EUR]` or
- * `[$€-407]`, a quoted sign or code (`"$"#,##0.00`, `"CHF "0.00`), or a bare sign (`£#,##0`). A
- * locale alone (`[$-409]`) is no currency. Remembered per format.
- */
-const currencyFormats = new Map<string, string>()
-/** ISO 4217 codes (as the runtime's Intl knows them): `"PCS"` in a format is a unit, not a currency. */
-const CURRENCY_CODES = new Set(Intl.supportedValuesOf('currency'))
-function currencyOf(format: string): string {
-  const known = currencyFormats.get(format)
-  if (known !== undefined) return known
-  const sign = (text: string) => CURRENCY_SIGNS[text] ?? (CURRENCY_CODES.has(text) ? text : '')
-  let code = ''
-  const bracket = /\[\$([^\]-]+)(?:-[0-9A-Fa-f]+)?\]/.exec(format)
-  if (bracket) code = sign(bracket[1]!.trim())
-  if (!code) for (const m of format.matchAll(/"([^"]*)"/g)) { code = sign(m[1]!.trim()); if (code) break }
-  if (!code) {
-    const bare = format.replace(/"[^"]*"|\\.|\[[^\]]*\]/g, '')
-    for (const ch of Object.keys(CURRENCY_SIGNS)) if (bare.includes(ch)) { code = CURRENCY_SIGNS[ch]!; break }
-  }
-  if (currencyFormats.size < 10_000) currencyFormats.set(format, code)
-  return code
+/** A number as its format shows it (number-formats.ts): a date or time, a percentage, a currency's code after it. */
+function numberText(v: number, format: XLSX.NumberFormat | undefined, date1904: boolean): string {
+  if (format === undefined) return decimal(v)
+  const { kind, currency } = numberFormatOf(String(format))
+  if (kind === 'date') return serialText(v, date1904)
+  if (kind === 'percent') return `${new Big(decimal(v)).times(100).toFixed()}%`
+  return currency ? `${decimal(v)} ${currency}` : decimal(v)
 }
 
 /** A cell as text: its cached value, exact decimals, ISO dates for date-formatted numbers, percentages as shown. */
@@ -132,10 +95,7 @@ export function cellText(cell: XLSX.CellObject | undefined, date1904: boolean): 
   switch (cell.t) {
     case 'n':
       if (typeof v !== 'number' || !Number.isFinite(v)) return ''
-      if (cell.z === undefined) return decimal(v)
-      if (isDateFormat(String(cell.z))) return serialText(v, date1904)
-      if (isPercentFormat(String(cell.z))) return `${new Big(decimal(v)).times(100).toFixed()}%`
-      { const currency = currencyOf(String(cell.z)); return currency ? `${decimal(v)} ${currency}` : decimal(v) }
+      return numberText(v, cell.z, date1904)
     case 'b': return v ? 'true' : 'false'
     case 'e':
       if (v === undefined && cell.f !== undefined) return UNCALCULATED // a formula written without its result
