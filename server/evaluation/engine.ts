@@ -5,7 +5,7 @@
  * of the best retrieved passages with a confidence (text-answer.ts), or `not_found`. The model-backed engine (model-engine.ts) is chosen when
  * SVC_MODEL_URL is set. Every answer carries the evidence it was built from, and nothing else.
  */
-import { decimalMarks, indexFacts, mineCase, type CaseBlock, type SynonymTable } from './facts'
+import { indexFacts, mineCase, type CaseBlock, type SynonymTable } from './facts'
 import { buildBlockIndex } from './retrieval'
 import { answerFromText } from './text-answer'
 import { acceptAnswer } from './rules'
@@ -45,12 +45,12 @@ export function withCheckNotes(answer: EngineAnswer, context: Pick<CaseContext, 
 
 /** Builds the context of a case from its blocks, in case order (documents by upload, then position). */
 export function buildCaseContext(blocks: readonly CaseBlock[], options: CaseContextOptions = {}): CaseContext {
-  const { facts, tables } = mineCase(blocks)
+  const { facts, tables, marks } = mineCase(blocks)
   return {
     blocks,
-    decimalMarks: decimalMarks(blocks),
+    decimalMarks: marks,
     byId: new Map(blocks.map((b) => [b.id, b])),
-    facts: indexFacts(blocks, facts, { tables, ...(options.synonyms ? { synonyms: options.synonyms } : {}) }),
+    facts: indexFacts(blocks, facts, { tables, marks, ...(options.synonyms ? { synonyms: options.synonyms } : {}) }),
     index: buildBlockIndex(blocks),
     ...(options.failedChecks ? { failedChecks: options.failedChecks } : {}),
   }

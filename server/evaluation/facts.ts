@@ -142,7 +142,7 @@ export function mineFacts(blocks: readonly CaseBlock[]): Fact[] {
  * checks at ingestion need the tables and the `Label: value` facts only, and on a large table the
  * column facts are most of the work.
  */
-export function mineCase(blocks: readonly CaseBlock[], options: { columns?: boolean } = {}): { facts: Fact[]; tables: Table[] } {
+export function mineCase(blocks: readonly CaseBlock[], options: { columns?: boolean } = {}): { facts: Fact[]; tables: Table[]; marks: Map<string, DecimalMark> } {
   const facts: Fact[] = []
   const tables: Table[] = []
   const add = (path: string, value: TypedValue, raw: string, block: CaseBlock, quote: string) => {
@@ -151,7 +151,7 @@ export function mineCase(blocks: readonly CaseBlock[], options: { columns?: bool
   let run: CaseBlock[] = []
   const tablesPerDocument = new Map<string, number>()
   const marks = decimalMarks(blocks)
-  const parseIn = (b: CaseBlock) => (raw: string) => parseValue(raw, marks.get(b.documentId))
+  const parse = (raw: string, b: CaseBlock) => parseValue(raw, marks.get(b.documentId))
   const flushRun = () => {
     if (run.length === 0) return
     const wide = run.some((b) => cellsOf(b.text).length >= 3)
@@ -160,13 +160,13 @@ export function mineCase(blocks: readonly CaseBlock[], options: { columns?: bool
     if (!wide && !/^text\/csv\b/i.test(run[0]!.contentType)) {
       for (const b of run) {
         const [label, value] = cellsOf(b.text)
-        if (label && value && /[A-Za-z]/.test(label)) add(slug(label), parseIn(b)(value), value, b, b.text)
+        if (label && value && /[A-Za-z]/.test(label)) add(slug(label), parse(value, b), value, b, b.text)
       }
     }
     if (columnar && run.length >= 2) {
       const n = (tablesPerDocument.get(run[0]!.documentId) ?? 0) + 1
       tablesPerDocument.set(run[0]!.documentId, n)
-      if (options.columns !== false) mineColumns(run, n, add, parseIn(run[0]!))
+      if (options.columns !== false) mineColumns(run, n, add, (raw) => parse(raw, run[0]!))
       tables.push({ documentId: run[0]!.documentId, columns: cellsOf(run[0]!.text).map(slug), rows: run.slice(1) })
     }
     run = []
@@ -182,7 +182,7 @@ export function mineCase(blocks: readonly CaseBlock[], options: { columns?: bool
     for (const line of b.text.split('\n')) {
       const lv = labelValue(line)
       if (!lv) continue
-      const value = parseIn(b)(lv.value)
+      const value = parse(lv.value, b)
       add(slug(lv.label), value, lv.value, b, line.trim())
       // "Gross revenue (FY2025)" also answers `gross_revenue`.
       const bare = slug(lv.label.replace(/\([^)]*\)/g, ' '))
@@ -190,7 +190,7 @@ export function mineCase(blocks: readonly CaseBlock[], options: { columns?: bool
     }
   }
   flushRun()
-  return { facts, tables }
+  return { facts, tables, marks }
 }
 
 type Add = (path: string, value: TypedValue, raw: string, block: CaseBlock, quote: string) => void
@@ -284,7 +284,7 @@ export function cellMatches(cell: string, wanted: string): boolean {
  * Indexes mined facts by plain and document-qualified path (file name and document type), with the
  * tables for row selectors and the synonym table for alternative label names.
  */
-export function indexFacts(blocks: readonly CaseBlock[], facts: readonly Fact[], options: { tables?: readonly Table[]; synonyms?: SynonymTable } = {}): FactIndex {
+export function indexFacts(blocks: readonly CaseBlock[], facts: readonly Fact[], options: { tables?: readonly Table[]; synonyms?: SynonymTable; marks?: ReadonlyMap<string, DecimalMark> } = {}): FactIndex {
   const namespaces = documentNamespaces(blocks)
   const byPath = new Map<string, Fact>()
   for (const f of facts) {
@@ -295,7 +295,8 @@ export function indexFacts(blocks: readonly CaseBlock[], facts: readonly Fact[],
     }
   }
   const tables = [...(options.tables ?? [])]
-  const marks = tables.length > 0 ? decimalMarks(blocks) : new Map<string, DecimalMark>()
+  // The documents' decimal marks, as mineCase found them (read again only when not given).
+  const marks = options.marks ?? (tables.length > 0 ? decimalMarks(blocks) : new Map<string, DecimalMark>())
   const synonyms = options.synonyms ?? new Map<string, readonly string[]>()
   const namesOf = (name: string) => [name, ...(synonyms.get(name) ?? []).filter((n) => n !== name)]
   const allNamespaces = new Set([...namespaces.values()].flat())
