@@ -11,7 +11,7 @@
  */
 import WordExtractor from 'word-extractor'
 import { TableRows } from './table-rows'
-import { paragraphs, UnreadableDocument, type Adapter, type Segment } from './types'
+import { eachTextOnce, paragraphs, UnreadableDocument, type Adapter, type Segment } from './types'
 
 /** Paragraphs and table rows of word-extractor's text of one part. */
 export function wordSegments(text: string): Segment[] {
@@ -65,13 +65,12 @@ export const readDoc: Adapter = async (bytes) => {
   } catch (e) {
     throw new UnreadableDocument(/encrypt|password/i.test(String((e as Error)?.message)) ? 'the document is encrypted' : 'the Word document could not be read')
   }
-  const seen = new Set<string>()
   const segments = [
     ...wordSegments(doc.getBody()),
     ...wordSegments(doc.getFootnotes()),
     ...wordSegments(doc.getEndnotes()),
     ...wordSegments(doc.getTextboxes({ includeHeadersAndFooters: false, includeBody: true })),
-    ...wordSegments(doc.getHeaders({ includeFooters: true })).filter((s) => !seen.has(s.text) && seen.add(s.text)),
+    ...eachTextOnce(wordSegments(doc.getHeaders({ includeFooters: true }))),
   ]
   const boxes = checkBoxFields(bytes)
   const notes = boxes > 0

@@ -9,7 +9,7 @@
 import mammoth from 'mammoth'
 import { unzipSync, zipSync } from 'fflate'
 import { htmlSegments } from './html'
-import type { Segment } from './types'
+import { eachTextOnce, type Segment } from './types'
 
 /** A header or footer part. */
 const HEADER_PART = /^word\/(header|footer)(\d*)\.xml$/
@@ -44,7 +44,6 @@ export async function headerFooterSegments(bytes: Uint8Array, convertImage: unkn
   const parts = unzipSync(bytes, { filter: (f) => READ_PART.test(f.name) })
   const names = Object.keys(parts).filter((n) => HEADER_PART.test(n)).sort(order)
   const segments: Segment[] = []
-  const seen = new Set<string>()
   let failed = 0
   for (const name of names.slice(0, MAX_MARGIN_PARTS)) {
     const root = ROOT.exec(new TextDecoder().decode(parts[name]))
@@ -66,11 +65,7 @@ export async function headerFooterSegments(bytes: Uint8Array, convertImage: unkn
       continue
     }
     if (result.messages.some((m) => m.type === 'error')) failed++
-    for (const segment of htmlSegments(result.value)) {
-      if (seen.has(segment.text)) continue
-      seen.add(segment.text)
-      segments.push(segment)
-    }
+    segments.push(...htmlSegments(result.value))
   }
-  return { segments, failed, left: Math.max(0, names.length - MAX_MARGIN_PARTS) }
+  return { segments: eachTextOnce(segments), failed, left: Math.max(0, names.length - MAX_MARGIN_PARTS) }
 }

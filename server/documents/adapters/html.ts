@@ -6,7 +6,7 @@
  * DOCX into HTML, its form and content-control check boxes into check box inputs).
  */
 import { convert, type FormatCallback } from 'html-to-text'
-import { decodeUtf8, requireReadable, tidy, type Adapter, type Segment } from './types'
+import { CHECK_GLYPHS, decodeUtf8, requireReadable, tidy, type Adapter, type Segment } from './types'
 import { columnNames } from './columns'
 
 // Private-use markers put in front of a block's text to carry its kind through the formatter.
@@ -58,9 +58,6 @@ const tableRow: FormatCallback = (elem, walk, builder) => {
   }
   builder.closeBlock({ trailingLineBreaks: 2 })
 }
-
-/** The glyphs of a ticked and an unticked box, and of a chosen and an unchosen radio button. */
-export const CHECK_GLYPHS = { checked: '\u2612', unchecked: '\u2610', chosen: '\u25c9', unchosen: '\u25cb' } as const
 
 /** A check box or radio button: its state as a glyph (a text field's typed value is not in the markup). */
 const formInput: FormatCallback = (elem, _walk, builder) => {

@@ -14,7 +14,7 @@
 import { Parser } from 'htmlparser2'
 import { TableRows } from './table-rows'
 import { inflatePackage } from './xlsx-bounds'
-import { DEFAULT_READ_LIMITS, tidy, UnreadableDocument, type Adapter, type Segment } from './types'
+import { CHECK_GLYPHS, DEFAULT_READ_LIMITS, eachTextOnce, tidy, UnreadableDocument, type Adapter, type Segment } from './types'
 
 /** Elements that are a block of their own, and its kind. */
 const BLOCKS: Record<string, 'heading' | 'paragraph'> = { 'text:h': 'heading', 'text:p': 'paragraph', 'text:list-item': 'paragraph' }
@@ -81,7 +81,7 @@ export function odtSegments(xml: string, regions: ReadonlySet<string> = BODY): S
       if (inBody === 0) return
       if (skip > 0) { skip--; return }
       if (name === 'field:fieldmark' && box) {
-        const glyph = box.ticked ? '\u2612' : '\u2610'
+        const glyph = box.ticked ? CHECK_GLYPHS.checked : CHECK_GLYPHS.unchecked
         if (cellDepth > 0) cell += glyph
         else if (rowDepth === 0) text += glyph
         box = undefined
@@ -124,7 +124,6 @@ export const readOdt: Adapter = async (bytes, limits = DEFAULT_READ_LIMITS) => {
   if (!content) throw new UnreadableDocument('the ODT package holds no content.xml')
   const segments = odtSegments(new TextDecoder().decode(content))
   // The headers and footers, each text once (a first page's header often repeats the others').
-  const seen = new Set<string>()
-  const margins = styles ? odtSegments(new TextDecoder().decode(styles), MARGINS).filter((s) => !seen.has(s.text) && seen.add(s.text)) : []
+  const margins = styles ? eachTextOnce(odtSegments(new TextDecoder().decode(styles), MARGINS)) : []
   return { pages: [{ page: 1, segments: [...segments, ...margins] }], degraded: false, notes: [] }
 }

@@ -16,7 +16,7 @@
 import { Tokenize, type Token } from 'rtf-stream-parser/dist/src/tokenize'
 import iconv from 'iconv-lite'
 import { TableRows } from './table-rows'
-import { UnreadableDocument, type Adapter, type Segment } from './types'
+import { CHECK_GLYPHS, eachTextOnce, UnreadableDocument, type Adapter, type Segment } from './types'
 
 /** Destinations whose text is not the document's body. */
 const SKIPPED = new Set([
@@ -33,10 +33,6 @@ const CHARACTERS: Record<string, string> = {
 
 /** Destinations of page headers and footers: read, but after the body. */
 const MARGINS = new Set(['header', 'headerl', 'headerr', 'headerf', 'footer', 'footerl', 'footerr', 'footerf'])
-
-/** The glyphs of a ticked and an unticked box (as html.ts writes a check box). */
-const TICKED = '\u2612'
-const UNTICKED = '\u2610'
 
 /**
  * A group's state: skipped (a destination without body text), its Unicode fallback length,
@@ -141,7 +137,7 @@ export const readRtf: Adapter = async (bytes) => {
           if (field.type === 1) {
             // A check box: its result, or its default when the result says so (25) or is missing.
             const ticked = field.result === 1 || ((field.result === undefined || field.result === 25) && field.default === 1)
-            text += ticked ? TICKED : UNTICKED
+            text += ticked ? CHECK_GLYPHS.checked : CHECK_GLYPHS.unchecked
           } else stateless++
         }
         if (closed.field) field = undefined
@@ -224,8 +220,7 @@ export const readRtf: Adapter = async (bytes) => {
   inTable = false
   endParagraph()
   // The headers and footers after the body, each text once (every section repeats its own).
-  const seen = new Set<string>()
-  const all = [...body.segments, ...margins.segments.filter((m) => !seen.has(m.text) && seen.add(m.text))]
+  const all = [...body.segments, ...eachTextOnce(margins.segments)]
   const truncated = unbalanced || stack.length > 1
   if (all.length === 0 && truncated) throw new UnreadableDocument('the RTF could not be read')
   const notes: string[] = []

@@ -105,6 +105,21 @@ export interface ReadOptions extends ReadLimits {
  */
 export type Adapter = (bytes: Uint8Array, options?: ReadOptions) => Promise<Extraction>
 
+/**
+ * How a check box or radio button of a form is written in text, whatever the format it came from:
+ * its state as the form shows it. The answers read a row of them (evaluation/values.ts).
+ */
+export const CHECK_GLYPHS = { checked: '\u2612', unchecked: '\u2610', chosen: '\u25c9', unchosen: '\u25cb' } as const
+
+/**
+ * Page headers and footers (`margins`) with each text kept once: every section, the first page and
+ * the others, repeat their own.
+ */
+export function eachTextOnce(margins: readonly Segment[]): Segment[] {
+  const seen = new Set<string>()
+  return margins.filter((m) => !seen.has(m.text) && seen.add(m.text))
+}
+
 /** A size in MiB for messages ("128 MiB"). */
 export const mib = (bytes: number): string => `${Math.round(bytes / 1_048_576)} MiB`
 
