@@ -13,8 +13,10 @@ import { parse } from 'csv-parse/sync'
 /** Candidate separators, in order of preference when two read the sample equally well. */
 export const CSV_DELIMITERS = [',', ';', '\t', '|'] as const
 
-/** Records read from the start of the file to judge each candidate. */
+/** Records read from the start of the file to judge each candidate, within its first SAMPLE_CHARS characters. */
 const SAMPLE_RECORDS = 50
+/** A file of one huge record is judged on this much of it, not read whole once a candidate. */
+const SAMPLE_CHARS = 256 * 1024
 
 /** Excel's separator line (`sep=;`), the first line of a file it writes for another locale. */
 const DECLARED = /^\uFEFF?sep=([^\r\n])[ \t]*(\r\n|\n|\r|$)/i
@@ -60,8 +62,9 @@ function splitOf(text: string, delimiter: string): { fields: number; share: numb
 export function chooseDelimiter(text: string): DelimiterChoice {
   const declared = DECLARED.exec(text)
   if (declared) return { delimiter: declared[1]!, text: text.slice(declared[0].length), by: 'declared' }
+  const sample = text.length > SAMPLE_CHARS ? text.slice(0, SAMPLE_CHARS) : text
   const ranked = CSV_DELIMITERS
-    .map((delimiter, preference) => ({ delimiter, preference, ...splitOf(text, delimiter) }))
+    .map((delimiter, preference) => ({ delimiter, preference, ...splitOf(sample, delimiter) }))
     .filter((c) => c.fields >= 2)
     .sort((a, b) => b.share - a.share || b.fields - a.fields || a.preference - b.preference)
   const [best, next] = ranked
