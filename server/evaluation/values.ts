@@ -133,6 +133,8 @@ const TYPED_BOX = /^\[[xX\u2713\u2714 ]\]$/u
  * belongs to is unclear.
  */
 export function checkedChoice(raw: string): string | null {
+  // Every cell and value of a case passes here: most hold no box, and are not split.
+  if (!BOX.test(raw)) return null
   const parts = raw.split(BOX) // text, box, text, box, ..., text
   if (parts.length < 3) return null
   // `[x]` alone may be text ("see note [x]"); two or more boxes are a row of options.
