@@ -33,6 +33,14 @@ beforeAll(async () => {
 })
 afterAll(() => app?.stop())
 
+/** A workspace of its own whose published question set asks `questions`; returns its API key. */
+async function workspaceAsking(questions: Parameters<typeof publishedSet>[2]): Promise<string> {
+  const t = await app.tenant()
+  const k = await app.apiKey(t.id, ['scenarios:read', 'scenarios:write', 'question_sets:read', 'question_sets:write'])
+  await publishedSet(app, k, questions)
+  return k
+}
+
 describe('XLSX', () => {
   test('a rent roll: sheets as pages, rows with named cells, cached formula values, ISO dates, exact decimals with the currency the format shows, the hidden sheet marked', async () => {
     const sc = (await call(app.url, 'POST', '/v1/scenarios', { token: key, body: { name: 'Rent roll' } })).body.id
@@ -64,9 +72,7 @@ describe('XLSX', () => {
   })
 
   test('column facts answer questions with evidence on the sheet and row: a sum, a maximum, the total row, a cell', async () => {
-    const t = await app.tenant()
-    const k = await app.apiKey(t.id, ['scenarios:read', 'scenarios:write', 'question_sets:read', 'question_sets:write'])
-    await publishedSet(app, k, [
+    const k = await workspaceAsking([
       { key: 'rent_sum', text: 'What is the sum of monthly rent?', criticality: 'major', answer_type: 'number', fact_path: 'rent_roll.monthly_rent.sum' },
       { key: 'rent_max', text: 'What is the highest monthly rent?', criticality: 'minor', answer_type: 'number', fact_path: 'rent_roll.monthly_rent.max' },
       { key: 'rent_total', text: 'What total does the rent roll state?', criticality: 'minor', answer_type: 'number', fact_path: 'rent_roll.monthly_rent.total' },
@@ -129,9 +135,7 @@ describe('hostile workbooks', () => {
 describe('every spreadsheet format: XLS, ODS, XLSM and XLSX as other writers lay it out', () => {
   let k: string
   beforeAll(async () => {
-    const t = await app.tenant()
-    k = await app.apiKey(t.id, ['scenarios:read', 'scenarios:write', 'question_sets:read', 'question_sets:write'])
-    await publishedSet(app, k, [
+    k = await workspaceAsking([
       { key: 'sum_insured', text: 'What is the sum insured?', criticality: 'major', answer_type: 'number', fact_path: 'sum_insured' },
       { key: 'incurred', text: 'What is the total incurred?', criticality: 'major', answer_type: 'number', fact_path: 'loss_run.incurred.sum' },
     ])
@@ -199,9 +203,7 @@ describe('every spreadsheet format: XLS, ODS, XLSM and XLSX as other writers lay
 describe('formulas a writer stored without calculating them', () => {
   let k: string
   beforeAll(async () => {
-    const t = await app.tenant()
-    k = await app.apiKey(t.id, ['scenarios:read', 'scenarios:write', 'question_sets:read', 'question_sets:write'])
-    await publishedSet(app, k, [
+    k = await workspaceAsking([
       { key: 'incurred', text: 'What is the total incurred?', criticality: 'major', answer_type: 'number', fact_path: 'loss_run.incurred.sum' },
     ])
   })
@@ -240,64 +242,56 @@ describe('formulas a writer stored without calculating them', () => {
 })
 
 describe('number formats', () => {
-  test('a percentage reads as the percentage it shows, as a PDF\'s or a letter\'s would: 4.25%, not 0.0425', async () => {
-    const t = await app.tenant()
-    const pk = await app.apiKey(t.id, ['scenarios:read', 'scenarios:write', 'question_sets:read', 'question_sets:write'])
-    await publishedSet(app, pk, [{ key: 'rate', text: 'What is the interest rate?', criticality: 'major', answer_type: 'number', fact_path: 'interest_rate' }])
+  /** One sheet of `rows` as an XLSX in a case of its own, read to `ready`; returns the case and the blocks' text. */
+  async function readSheet(k: string, sheet: string, rows: unknown[][]) {
     const book = XLSXLib.utils.book_new()
-    XLSXLib.utils.book_append_sheet(book, XLSXLib.utils.aoa_to_sheet([
+    XLSXLib.utils.book_append_sheet(book, XLSXLib.utils.aoa_to_sheet(rows), sheet)
+    const sc = (await call(app.url, 'POST', '/v1/scenarios', { token: k, body: { name: sheet } })).body.id
+    const { doc } = await uploadAndComplete(app, k, sc, { filename: `${sheet.toLowerCase()}.xlsx`, contentType: XLSX, bytes: writeBook(book, 'xlsx') })
+    expect((await settled(app, k, sc, doc.id)).status).toBe('ready')
+    return { sc, texts: (await allBlocks(app, k, sc, doc.id)).map((b) => b.text) }
+  }
+
+  test('a percentage reads as the percentage it shows, as a PDF\'s or a letter\'s would: 4.25%, not 0.0425', async () => {
+    const pk = await workspaceAsking([{ key: 'rate', text: 'What is the interest rate?', criticality: 'major', answer_type: 'number', fact_path: 'interest_rate' }])
+    const { sc, texts } = await readSheet(pk, 'Terms', [
       ['Term', 'Value'],
       ['Interest rate', { t: 'n', v: 0.0425, z: '0.00%' }],
       ['Loan to value', { t: 'n', v: 0.8, z: '0%' }],
       ['Arrangement fee', { t: 'n', v: 1250, z: '#,##0.00' }],
-    ]), 'Terms')
-    const sc = (await call(app.url, 'POST', '/v1/scenarios', { token: pk, body: { name: 'Loan terms' } })).body.id
-    const { doc } = await uploadAndComplete(app, pk, sc, { filename: 'terms.xlsx', contentType: XLSX, bytes: writeBook(book, 'xlsx') })
-    expect((await settled(app, pk, sc, doc.id)).status).toBe('ready')
-    expect((await allBlocks(app, pk, sc, doc.id)).map((b) => b.text)).toEqual(['Terms', 'Term | Value', 'Interest rate | 4.25%', 'Loan to value | 80%', 'Arrangement fee | 1250'])
+    ])
+    expect(texts).toEqual(['Terms', 'Term | Value', 'Interest rate | 4.25%', 'Loan to value | 80%', 'Arrangement fee | 1250'])
     expect((await evaluateCase(app, pk, sc)).rate!.value).toBe('4.25')
   })
 
   test('a number reads with Excel\'s 15 significant digits: a formula\'s binary noise (110.00000000000001) is not a figure', async () => {
-    const book = XLSXLib.utils.book_new()
-    XLSXLib.utils.book_append_sheet(book, XLSXLib.utils.aoa_to_sheet([
+    const { texts } = await readSheet(key, 'Quote', [
       ['Item', 'Value'],
       ['Premium with 10% loading', { t: 'n', f: '100*1.1', v: 100 * 1.1 }],
       ['Share', { t: 'n', f: '0.1+0.2', v: 0.1 + 0.2 }],
       ['Sum insured', 2500000.25],
-    ]), 'Quote')
-    const sc = (await call(app.url, 'POST', '/v1/scenarios', { token: key, body: { name: 'Binary noise' } })).body.id
-    const { doc } = await uploadAndComplete(app, key, sc, { filename: 'quote.xlsx', contentType: XLSX, bytes: writeBook(book, 'xlsx') })
-    expect((await settled(app, key, sc, doc.id)).status).toBe('ready')
-    expect((await allBlocks(app, key, sc, doc.id)).map((b) => b.text)).toEqual(['Quote', 'Item | Value', 'Premium with 10% loading | 110', 'Share | 0.3', 'Sum insured | 2500000.25'])
+    ])
+    expect(texts).toEqual(['Quote', 'Item | Value', 'Premium with 10% loading | 110', 'Share | 0.3', 'Sum insured | 2500000.25'])
   })
 
   test('a schedule in two currencies: each value with the currency its format shows, and no sum across them', async () => {
-    const t = await app.tenant()
-    const ck = await app.apiKey(t.id, ['scenarios:read', 'scenarios:write', 'question_sets:read', 'question_sets:write'])
-    await publishedSet(app, ck, [
+    const ck = await workspaceAsking([
       { key: 'total_insured', text: 'What is the total sum insured?', criticality: 'major', answer_type: 'number', fact_path: 'schedule.sum_insured.sum' },
       { key: 'locations', text: 'How many locations?', criticality: 'minor', answer_type: 'number', fact_path: 'schedule.location.count' },
     ])
-    const book = XLSXLib.utils.book_new()
-    XLSXLib.utils.book_append_sheet(book, XLSXLib.utils.aoa_to_sheet([
+    const { sc, texts } = await readSheet(ck, 'Schedule', [
       ['Location', 'Sum insured'],
       ['London', { t: 'n', v: 1000000, z: '£#,##0' }],
       ['Paris', { t: 'n', v: 2000000, z: '[$€-407] #,##0' }],
-    ]), 'Schedule')
-    const sc = (await call(app.url, 'POST', '/v1/scenarios', { token: ck, body: { name: 'Two currencies' } })).body.id
-    const { doc } = await uploadAndComplete(app, ck, sc, { filename: 'schedule.xlsx', contentType: XLSX, bytes: writeBook(book, 'xlsx') })
-    expect((await settled(app, ck, sc, doc.id)).status).toBe('ready')
-    expect((await allBlocks(app, ck, sc, doc.id)).map((b) => b.text)).toEqual(['Schedule', 'Location | Sum insured', 'London | 1000000 GBP', 'Paris | 2000000 EUR'])
+    ])
+    expect(texts).toEqual(['Schedule', 'Location | Sum insured', 'London | 1000000 GBP', 'Paris | 2000000 EUR'])
     const answers = await evaluateCase(app, ck, sc)
     expect(answers.total_insured!.value).toBeNull()
     expect(answers.locations!.value).toBe('2')
   })
 
   test('a European bank export (semicolons, decimal commas): each amount one figure, the column summed exactly', async () => {
-    const t = await app.tenant()
-    const ek = await app.apiKey(t.id, ['scenarios:read', 'scenarios:write', 'question_sets:read', 'question_sets:write'])
-    await publishedSet(app, ek, [
+    const ek = await workspaceAsking([
       { key: 'net', text: 'What is the net of the statement?', criticality: 'major', answer_type: 'number', fact_path: 'kontoauszug.betrag_eur.sum' },
       { key: 'largest', text: 'What is the largest amount?', criticality: 'minor', answer_type: 'number', fact_path: 'kontoauszug.betrag_eur.max' },
     ])
